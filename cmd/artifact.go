@@ -1,0 +1,186 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+func newArtifactCmd(ios IO) *cobra.Command {
+	var path, raw bool
+	c := &cobra.Command{
+		Use:   "artifact ID",
+		Short: "Print the full output saved as artifact://ID",
+		Long: `Print the full output of a run saved as artifact://ID: the sanitized text (the same text whose lines the
+truncation notice counts). --raw prints the bytes as written; binary artifacts always print raw.
+--path prints the file's path. Unknown or malformed ids are an error (exit 1).`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			store, err := artifactStore(c)
+			if err != nil {
+				return err
+			}
+			p, err := store.Path(args[0])
+			if err != nil {
+				return exitError{code: 1, err: err}
+			}
+			if path {
+				fmt.Fprintln(ios.Out, p)
+				return nil
+			}
+			return printArtifact(ios.Out, p, raw)
+		},
+	}
+	c.Flags().BoolVar(&path, "path", false, "print the artifact's path instead of its content")
+	c.Flags().BoolVar(&raw, "raw", false, "print the raw bytes as written")
+	addArtifactDirFlag(c)
+	c.AddCommand(newArtifactListCmd(ios), newArtifactPruneCmd(ios))
+	return c
+}
+
+func addArtifactDirFlag(c *cobra.Command) {
+	c.Flags().String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
+}
+
+func artifactStore(c *cobra.Command) (artifact.Store, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return artifact.Store{}, err
+	}
+	return artifact.Store{Dir: cfg.ArtifactDir()}, nil
+}
+
+// printArtifact copies the artifact at p to w, sanitized unless raw or binary (SPEC §3.8).
+func printArtifact(w io.Writer, p string, raw bool) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return exitError{code: 1, err: err}
+	}
+	defer f.Close()
+	head := make([]byte, 8<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	var dst io.WriteCloser = nopCloser{w}
+	if !raw && bytes.IndexByte(head, 0) < 0 {
+		dst = sink.NewSanitizer(w)
+	}
+	if _, err := dst.Write(head); err != nil {
+		return exitError{code: 1, err: err}
+	}
+	if _, err := io.Copy(dst, f); err != nil {
+		return exitError{code: 1, err: err}
+	}
+	if err := dst.Close(); err != nil {
+		return exitError{code: 1, err: err}
+	}
+	return nil
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func newArtifactListCmd(ios IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "list",
+		Short: "List artifacts: id, size, age, command",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			store, err := artifactStore(c)
+			if err != nil {
+				return err
+			}
+			infos, err := store.List()
+			if err != nil {
+				return exitError{code: 1, err: err}
+			}
+			tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSIZE\tAGE\tCOMMAND")
+			now := time.Now()
+			for _, in := range infos {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.ID, sink.FormatSize(in.Size),
+					age(now.Sub(in.ModTime)), oneLine(in.Command, 80))
+			}
+			return tw.Flush()
+		},
+	}
+	addArtifactDirFlag(c)
+	return c
+}
+
+func newArtifactPruneCmd(ios IO) *cobra.Command {
+	var olderThan string
+	c := &cobra.Command{
+		Use:     "prune --older-than DURATION",
+		Short:   "Remove artifacts older than DURATION (e.g. 7d, 12h, 30m)",
+		Args:    usageArgs(cobra.NoArgs),
+		Example: "  agentbash artifact prune --older-than 7d",
+		RunE: func(c *cobra.Command, _ []string) error {
+			d, err := parseAge(olderThan)
+			if err != nil {
+				return usageError{fmt.Errorf("--older-than: %w", err)}
+			}
+			store, err := artifactStore(c)
+			if err != nil {
+				return err
+			}
+			ids, err := store.Prune(d, time.Now())
+			if err != nil {
+				return exitError{code: 1, err: err}
+			}
+			fmt.Fprintf(ios.Out, "removed %d artifact(s)\n", len(ids))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&olderThan, "older-than", "", "remove artifacts older than `DURATION` (7d, 12h, 30m)")
+	_ = c.MarkFlagRequired("older-than")
+	addArtifactDirFlag(c)
+	return c
+}
+
+// parseAge parses a Go duration or a whole number of days (`7d`).
+func parseAge(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseUint(days, 10, 16)
+		if err != nil {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, errors.Join(fmt.Errorf("invalid duration %q (want e.g. 7d, 12h, 30m)", s))
+	}
+	return d, nil
+}
+
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// runCLI runs the CLI in-process with stdout off a terminal and returns stdout, stderr and the status.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), BuildInfo{}, IO{In: strings.NewReader(""), Out: &out, Err: &errb}, args)
+	return out.String(), errb.String(), code
+}
+
+// isolate points HOME, XDG dirs and the config at a temp dir, and clears AGENTBASH_* variables.
+func isolate(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "AGENTBASH_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+	t.Setenv("HOME", dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Chdir(dir)
+	return dir
+}
+
+// TestResultsMatchSchema validates real results of every kind against schema/result.schema.json.
+func TestResultsMatchSchema(t *testing.T) {
+	dir := isolate(t)
+	c := jsonschema.NewCompiler()
+	sch, err := c.Compile("../schema/result.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	art := filepath.Join(dir, "art")
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("x\n"), 0o600)
+	cases := [][]string{
+		{"run", "echo hello"},
+		{"run", "echo out; echo err >&2; exit 3"},
+		{"run", "--timeout", "1", "sleep 5"},
+		{"run", "--timeout", "7200", "true"},
+		{"run", "--cwd", "/nonexistent", "true"},
+		{"run", "--artifact-dir", art, "seq 1 100000"},
+		{"run", "--artifact-dir", art, "seq 1 100 | tail -n 3"},
+		{"run", "--artifact-dir", art, "yes | head -n 5"},
+		{"run", "--artifact-dir", art, "seq 1 10 | head -n 0"},
+		{"run", "--intercept", "--tools", "read", "cat f.txt"},
+		{"run", "kill -TERM $$"},
+		{"run", "--shell", "/nonexistent/sh", "true"},
+		{"run", "printf '\\xff\\xfe bad utf8 \\x1b[31mred\\x1b[0m'"},
+		{"run", "head -c 3000 /dev/zero"},
+	}
+	for _, args := range cases {
+		out, stderr, code := runCLI(t, args...)
+		var doc any
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Errorf("%q: not JSON (exit %d): %v\n%s%s", args, code, err, out, stderr)
+			continue
+		}
+		if err := sch.Validate(doc); err != nil {
+			t.Errorf("%q: %v\n%s", args, err, out)
+		}
+		if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
+			t.Errorf("%q: want one line, got %q", args, out)
+		}
+	}
+}
+
+// TestConfigExampleLoadsStrictly loads config.example.yaml with unknown keys and wrong types rejected,
+// and checks that it holds exactly the built-in defaults.
+func TestConfigExampleLoadsStrictly(t *testing.T) {
+	isolate(t)
+	out, stderr, code := runCLI(t, "run", "--config", "../config.example.yaml", "echo $CI")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	var r struct{ Details map[string]any }
+	json.Unmarshal([]byte(out), &r)
+	if r.Details["timeoutSeconds"] != 300.0 {
+		t.Errorf("timeoutSeconds = %v", r.Details["timeoutSeconds"])
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	dir := isolate(t)
+	for _, tc := range []struct{ yaml, want string }{
+		{"timout: 5\n", "timout"},
+		{"timeout: true\n", "timeout"},
+		{"timeout: abc\n", "timeout"},
+		{"shell:\n  bogus: 1\n", "bogus"},
+		{"format: xml\n", "format"},
+		{"result:\n  nonZeroExit: maybe\n", "nonZeroExit"},
+		{"timeout: [\n", "yaml"},
+	} {
+		p := filepath.Join(dir, "c.yaml")
+		os.WriteFile(p, []byte(tc.yaml), 0o600)
+		out, stderr, code := runCLI(t, "run", "--config", p, "true")
+		if code != 125 || !strings.Contains(out+stderr, tc.want) {
+			t.Errorf("%q: exit %d, out %s err %s; want 125 naming %q", tc.yaml, code, out, stderr, tc.want)
+		}
+	}
+	_, _, code := runCLI(t, "run", "--config", filepath.Join(dir, "missing.yaml"), "true")
+	if code != 125 {
+		t.Errorf("missing explicit config: exit %d, want 125", code)
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := isolate(t)
+	p := filepath.Join(dir, "c.yaml")
+	os.WriteFile(p, []byte("timeout: 7\nartifacts:\n  maxBytes: 1000\n"), 0o600)
+	timeout := func(args ...string) any {
+		out, stderr, _ := runCLI(t, append([]string{"run", "--config", p}, args...)...)
+		var r struct{ Details map[string]any }
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%s %s", out, stderr)
+		}
+		return r.Details["timeoutSeconds"]
+	}
+	if got := timeout("true"); got != 7.0 {
+		t.Errorf("config: %v", got)
+	}
+	t.Setenv("AGENTBASH_TIMEOUT", "9")
+	if got := timeout("true"); got != 9.0 {
+		t.Errorf("env over config: %v", got)
+	}
+	if got := timeout("--timeout", "5", "true"); got != 5.0 {
+		t.Errorf("flag over env: %v", got)
+	}
+	t.Setenv("AGENTBASH_TIMEOUT", "nine")
+	if _, _, code := runCLI(t, "run", "true"); code != 125 {
+		t.Errorf("bad env value: exit %d, want 125", code)
+	}
+}

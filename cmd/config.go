@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/agentbash/agentbash/pkg/config"
+)
+
+// flagKeys maps a flag to the config key it sets (SPEC §2: flags bind to keys).
+var flagKeys = map[string]string{
+	"timeout":            "timeout",
+	"max-bytes":          "maxBytes",
+	"format":             "format",
+	"kill-grace":         "killGrace",
+	"shell":              "shell.path",
+	"prefix":             "shell.prefix",
+	"artifact-dir":       "artifacts.dir",
+	"artifact-max-bytes": "artifacts.maxBytes",
+	"intercept":          "interceptor.enabled",
+	"tools":              "interceptor.tools",
+	"non-zero-exit":      "result.nonZeroExit",
+}
+
+// loadConfig resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
+// (SPEC §2, §4). An unreadable file, an unknown key or a wrong type is a configError naming the key.
+func loadConfig(c *cobra.Command) (config.Config, error) {
+	v := viper.New()
+	for k, val := range config.Defaults() {
+		v.SetDefault(k, val) // every key, or Unmarshal misses env-only values (viper #761)
+	}
+	v.SetEnvPrefix("AGENTBASH")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	var bindErr error
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if key, ok := flagKeys[f.Name]; ok && bindErr == nil {
+			bindErr = v.BindPFlag(key, f)
+		}
+	})
+	if bindErr != nil {
+		return config.Config{}, bindErr
+	}
+
+	path, explicit := configPath(c)
+	if path != "" {
+		v.SetConfigFile(path)
+		v.SetConfigType("yaml")
+		if err := v.ReadInConfig(); err != nil {
+			if !explicit && errors.Is(err, os.ErrNotExist) {
+				path = ""
+			} else {
+				return config.Config{}, configError{fmt.Errorf("read %s: %w", path, err)}
+			}
+		}
+	}
+
+	cfg := config.Default()
+	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
+		dc.WeaklyTypedInput = false // a YAML `timeout: true` is an error, not 1
+		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToSliceHookFunc(","),
+			parseScalar,
+		)
+	})
+	if err != nil {
+		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+	}
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+	}
+	return cfg, nil
+}
+
+func where(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+// configPath is --config, else AGENTBASH_CONFIG, else the default file when it exists.
+func configPath(c *cobra.Command) (path string, explicit bool) {
+	if f := c.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
+		return config.ExpandHome(f.Value.String()), true
+	}
+	if p := os.Getenv("AGENTBASH_CONFIG"); p != "" {
+		return config.ExpandHome(p), true
+	}
+	if p := config.DefaultFile(); fileExists(p) {
+		return p, false
+	}
+	return "", false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// parseScalar converts strings (environment values) to the numbers and booleans the keys hold; it does
+// not convert between other kinds, so a wrong type in a file stays an error.
+func parseScalar(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || from.Kind() != reflect.String {
+		return data, nil
+	}
+	s = strings.TrimSpace(s)
+	switch to.Kind() {
+	case reflect.Bool:
+		return strconv.ParseBool(s)
+	case reflect.Int, reflect.Int64:
+		return strconv.ParseInt(s, 10, 64)
+	case reflect.Float64:
+		return strconv.ParseFloat(s, 64)
+	}
+	return data, nil
+}

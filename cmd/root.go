@@ -1,0 +1,123 @@
+// Package cmd is agentbash's command line: one cobra command per file, each turning flags and config into
+// a plain options struct and calling into pkg/. This file maps errors to exit statuses (SPEC §3.11); nothing
+// else calls os.Exit.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/result"
+)
+
+// IO is the streams a command uses, injectable for tests (after gh's iostreams).
+type IO struct {
+	In            io.Reader
+	Out, Err      io.Writer
+	OutIsTerminal bool
+}
+
+// SystemIO is the process's own streams.
+func SystemIO() IO {
+	fd := os.Stdout.Fd()
+	return IO{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		OutIsTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
+	}
+}
+
+// Execute runs the CLI with args and calls exit with its status.
+func Execute(info BuildInfo, exit func(int), args []string) {
+	exit(Run(context.Background(), info, SystemIO(), args))
+}
+
+// Run runs the CLI in-process and returns the exit status.
+func Run(ctx context.Context, info BuildInfo, ios IO, args []string) int {
+	root := newRootCmd(info, ios)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return exitStatus(err, ios.Err)
+}
+
+func newRootCmd(info BuildInfo, ios IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentbash",
+		Short: "Run shell commands the way a coding agent's bash tool should",
+		Long: `agentbash runs one shell command with a timeout, no prompts and no pagers, keeps a bounded tail of
+its output (the whole stream goes to an artifact file), and prints a result an agent can parse (JSON) or a
+person can read (text). See 'agentbash run --help'.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(ios.In)
+	root.SetOut(ios.Out)
+	root.SetErr(ios.Err)
+	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios))
+	return root
+}
+
+// exitError carries an exit status; the message, if any, was already printed (or is printed here).
+type exitError struct {
+	code int
+	err  error // nil when everything was already said
+}
+
+func (e exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// usageError is a malformed command line: exit 2, message on stderr, no result (SPEC §3.11).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+
+// configError is a broken configuration: exit 125 (SPEC §4).
+type configError struct{ err error }
+
+func (e configError) Error() string { return "config: " + e.err.Error() }
+
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	if e, ok := errors.AsType[exitError](err); ok {
+		if e.err != nil {
+			fmt.Fprintln(stderr, "agentbash:", e.err)
+		}
+		return e.code
+	}
+	if _, ok := errors.AsType[configError](err); ok {
+		fmt.Fprintln(stderr, "agentbash:", err)
+		return result.ExitCannotRun
+	}
+	_, isUsage := errors.AsType[usageError](err)
+	if isUsage || strings.HasPrefix(err.Error(), "unknown command") {
+		fmt.Fprintln(stderr, "agentbash:", err)
+		fmt.Fprintln(stderr, "Run 'agentbash --help' for usage.")
+		return result.ExitUsage
+	}
+	fmt.Fprintln(stderr, "agentbash:", err)
+	return 1
+}
+
+// usageArgs wraps a cobra argument validator so its failures are usage errors.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := v(c, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,119 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/intercept"
+)
+
+func newRulesCmd(ios IO) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "rules [list|check|test COMMAND]",
+		Short: "Show, lint and explain the interceptor rules",
+		Long: `The interceptor (SPEC §3.3, off by default; --intercept or interceptor.enabled) blocks shell commands for
+which the calling agent has a dedicated tool. It is advice for agents, not a security boundary.
+
+  rules list           the effective rules, in the order they are tried, and where each came from
+  rules check          lint the rules of the config; exit 1 with a message per broken rule
+  rules test COMMAND   which rule fires on which simple command of COMMAND, or none`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios) },
+	}
+	c.AddCommand(
+		&cobra.Command{
+			Use: "list", Short: "List the effective rules", Args: usageArgs(cobra.NoArgs),
+			RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios) },
+		},
+		&cobra.Command{
+			Use: "check", Short: "Lint the configured rules (exit 1 on a broken rule)", Args: usageArgs(cobra.NoArgs),
+			RunE: func(c *cobra.Command, _ []string) error {
+				cfg, err := loadConfig(c)
+				if err != nil {
+					return err
+				}
+				rules := cfg.Interceptor.Rules
+				if cfg.Interceptor.DefaultRules {
+					rules = append(rules, intercept.DefaultRules()...)
+				}
+				errs := intercept.Lint(rules)
+				for _, e := range errs {
+					fmt.Fprintln(ios.Out, e)
+				}
+				if len(errs) > 0 {
+					return exitError{code: 1, err: fmt.Errorf("%d broken rule(s)", len(errs))}
+				}
+				fmt.Fprintf(ios.Out, "%d rule(s), all valid\n", len(rules))
+				return nil
+			},
+		},
+		newRulesTestCmd(ios),
+	)
+	return c
+}
+
+func listRules(c *cobra.Command, ios IO) error {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	ic, warnings := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
+	for _, w := range warnings {
+		fmt.Fprintln(ios.Err, "agentbash: warning:", w)
+	}
+	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tTOOL\tSOURCE\tFLAGS\tPATTERN")
+	for i, r := range ic.Rules() {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, r.Flags, r.Pattern)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	state := "disabled (enable with --intercept or interceptor.enabled)"
+	if cfg.Interceptor.Enabled {
+		state = "enabled"
+	}
+	fmt.Fprintf(ios.Out, "\ninterceptor: %s; active tools: %v\n", state, cfg.Interceptor.Tools)
+	return nil
+}
+
+func newRulesTestCmd(ios IO) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "test [--tools TOOLS] COMMAND",
+		Short: "Show which rule fires on each simple command of COMMAND",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			ic, _ := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
+			command := strings.Join(args, " ")
+			matches := ic.Explain(command)
+			if asJSON {
+				return json.NewEncoder(ios.Out).Encode(matches)
+			}
+			if len(matches) == 0 {
+				fmt.Fprintln(ios.Out, "no simple commands (or the command does not parse): not intercepted")
+			}
+			for _, m := range matches {
+				if m.Rule == nil {
+					fmt.Fprintf(ios.Out, "%s\n  → no rule fires\n", m.Command)
+					continue
+				}
+				fmt.Fprintf(ios.Out, "%s\n  → blocked: tool %s (%s rule %q)\n  %s\n", m.Command, m.Rule.Tool, m.Rule.Source, m.Rule.Pattern, m.Rule.Message)
+			}
+			fmt.Fprintf(ios.Out, "active tools: %v\n", cfg.Interceptor.Tools)
+			return nil
+		},
+	}
+	c.Flags().SetInterspersed(false)
+	c.Flags().StringSlice("tools", nil, "active agent `TOOLS` (read,grep,find,edit,write)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the matches as JSON")
+	return c
+}

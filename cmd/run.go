@@ -1,0 +1,223 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+)
+
+type runFlags struct {
+	file        string
+	stdin       bool
+	cwd         string
+	head, tail  int
+	noNormalize bool
+	env         []string
+	preview     int
+}
+
+func newRunCmd(ios IO) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run [flags] [--] COMMAND...",
+		Short: "Run one shell command and print its result",
+		Long: `Run one shell command through the whole pipeline: normalize, intercept, check the working directory,
+clamp the timeout, run bash in its own session, keep a bounded tail of the output (the whole stream goes to
+an artifact), and print the result: JSON when stdout is not a terminal, text when it is.
+
+The command is one argument ('ls -la | head -5'), several arguments joined with single spaces
+(-- ls -la), or a file (-f FILE, -f - for stdin).
+
+Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no shell, bad config);
+126 blocked by an interceptor rule; 128+N agentbash was cancelled by signal N; 2 usage error.`,
+		Example: `  agentbash run 'go test ./... 2>&1 | tail -30'
+  agentbash run --timeout 60 --cwd ~/src/app -- make test
+  agentbash run -f script.sh
+  agentbash run --format text 'git log --oneline | head -n 5'`,
+		Args: usageArgs(cobra.ArbitraryArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runRun(c, ios, f, args)
+		},
+	}
+	c.Flags().SetInterspersed(false) // `agentbash run ls -la`: -la is the command's
+	fs := c.Flags()
+	fs.StringVarP(&f.file, "file", "f", "", "read the command from `FILE` (- for stdin)")
+	fs.BoolVar(&f.stdin, "stdin", false, "pass agentbash's stdin to the command (default /dev/null)")
+	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` (default the current directory; ~ expands)")
+	fs.Float64("timeout", config.DefaultTimeout, "timeout in `SECONDS`, clamped to [1, 3600]")
+	fs.Float64("kill-grace", config.DefaultKillGrace, "`SECONDS` between SIGTERM and SIGKILL")
+	fs.IntVar(&f.head, "head", -1, "show only the first `N` lines of the whole output")
+	fs.IntVar(&f.tail, "tail", -1, "show only the last `N` lines of the whole output")
+	fs.BoolVar(&f.noNormalize, "no-normalize", false, "do not pull a trailing | head/| tail into a limit")
+	fs.String("format", "auto", "result format: json, text or auto (text on a terminal)")
+	fs.Int("max-bytes", config.DefaultMaxBytes, "in-memory output window in `BYTES`")
+	fs.String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
+	fs.Int64("artifact-max-bytes", config.DefaultArtifactMaxBytes, "cap on one artifact in `BYTES`")
+	fs.String("shell", "", "shell `PATH` (default bash from PATH, else /bin/sh)")
+	fs.String("prefix", "", "run `<prefix> <command>` (e.g. 'nice -n 10')")
+	fs.StringArrayVar(&f.env, "env", nil, "set `KEY=VALUE` in the command's environment (repeatable)")
+	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
+	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
+	fs.String("non-zero-exit", "error", "a non-zero exit is an `error` result or plain data (report)")
+	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, saying how many were hidden")
+	return c
+}
+
+func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
+	command, err := commandText(ios, f, args)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.head < -1 || f.tail < -1 {
+		return usageError{errors.New("--head and --tail take a line count ≥ 0")}
+	}
+	for _, kv := range f.env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return usageError{fmt.Errorf("--env %q: want KEY=VALUE", kv)}
+		}
+	}
+	if v := c.Flags().Lookup("format").Value.String(); c.Flags().Changed("format") && v != "json" && v != "text" && v != "auto" {
+		return usageError{fmt.Errorf("--format %q: want json, text or auto", v)}
+	}
+
+	cfg, cfgErr := loadConfig(c)
+	text := textFormat(cfg.Format, ios)
+	if cfgErr != nil {
+		// A broken config still gets a result (SPEC §3.11), then exit 125.
+		r := result.Build(result.Input{Command: strings.TrimSpace(command), Err: cfgErr,
+			TimeoutSeconds: config.DefaultTimeout, Head: -1, Tail: -1})
+		cwd, _ := os.Getwd()
+		r.Details.Cwd = cwd
+		printResult(ios, r, text, nil, 0)
+		return exitError{code: r.Exit}
+	}
+
+	ctx, cancel := context.WithCancelCause(c.Context())
+	defer cancel(nil)
+	stop := handleSignals(cancel)
+	defer stop()
+
+	o := pipeline.Options{
+		Command: command, Cwd: config.ExpandHome(f.cwd), Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
+		Head: f.head, Tail: f.tail, NoNormalize: f.noNormalize,
+		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
+		Env:      append(envList(cfg.Shell.Env), f.env...),
+		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
+		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
+		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
+		NonZeroExit: cfg.Result.NonZeroExit,
+	}
+	if f.stdin {
+		o.Stdin = ios.In
+	}
+	var clamp *result.LineClamp
+	live := text && ios.OutIsTerminal && f.preview == 0 && f.head < 0 && f.tail < 0
+	if live {
+		clamp = result.NewLineClamp(ios.Out, result.LiveLineMax)
+		o.Live = clamp
+	}
+	r := pipeline.Run(ctx, o)
+	printResult(ios, r, text, clamp, f.preview)
+	return exitError{code: r.Exit}
+}
+
+// commandText is the command from -f FILE, -f -, or the arguments joined with single spaces (SPEC §3.1).
+func commandText(ios IO, f runFlags, args []string) (string, error) {
+	var command string
+	switch {
+	case f.file != "" && len(args) > 0:
+		return "", errors.New("give the command as arguments or with -f, not both")
+	case f.file == "-":
+		if f.stdin {
+			return "", errors.New("-f - and --stdin both want stdin")
+		}
+		b, err := io.ReadAll(ios.In)
+		if err != nil {
+			return "", fmt.Errorf("read command from stdin: %w", err)
+		}
+		command = string(b)
+	case f.file != "":
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			return "", fmt.Errorf("read command: %w", err)
+		}
+		command = string(b)
+	default:
+		command = strings.Join(args, " ")
+	}
+	if strings.TrimSpace(command) == "" {
+		return "", errors.New("no command given (want: agentbash run 'COMMAND')")
+	}
+	return command, nil
+}
+
+func textFormat(format string, ios IO) bool {
+	switch format {
+	case "text":
+		return true
+	case "json":
+		return false
+	}
+	return ios.OutIsTerminal
+}
+
+func envList(m map[string]string) []string {
+	var l []string
+	for k, v := range m {
+		l = append(l, k+"="+v)
+	}
+	return l
+}
+
+// handleSignals cancels the run when agentbash gets SIGINT, SIGTERM or SIGHUP (the group is then killed
+// and the result printed, SPEC §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash.
+func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				cancel(pipeline.SignalCause{Signal: s.(syscall.Signal)})
+			case <-pipes:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+func printResult(ios IO, r result.Result, text bool, live *result.LineClamp, preview int) {
+	var err error
+	switch {
+	case !text:
+		err = r.WriteJSON(ios.Out)
+	case ios.OutIsTerminal:
+		err = result.WriteTerminal(ios.Out, r, result.TerminalOptions{
+			Live: live, Preview: preview, Color: os.Getenv("NO_COLOR") == "",
+		})
+	default:
+		err = result.WriteText(ios.Out, r, preview)
+	}
+	if err != nil {
+		fmt.Fprintln(ios.Err, "agentbash: write result:", err)
+	}
+}

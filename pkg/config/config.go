@@ -1,0 +1,178 @@
+// Package config holds agentbash's configuration (SPEC §4): its keys, their built-in defaults, and the
+// checks that turn a bad value into an error naming the key. Reading files, the environment and flags
+// is the CLI's job (cmd/config.go, with viper).
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/adrg/xdg"
+	"github.com/agentbash/agentbash/pkg/intercept"
+)
+
+// Config is every key of SPEC §4. Field tags are the keys, camelCase.
+type Config struct {
+	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (SPEC §3.5).
+	Timeout float64 `mapstructure:"timeout"`
+	// MaxBytes is the in-memory output window, bytes (SPEC §3.8).
+	MaxBytes int `mapstructure:"maxBytes"`
+	// Format is json, text or auto (SPEC §3.10).
+	Format string `mapstructure:"format"`
+	// KillGrace is the time between SIGTERM and SIGKILL, seconds (SPEC §3.7).
+	KillGrace float64 `mapstructure:"killGrace"`
+
+	Shell       Shell       `mapstructure:"shell"`
+	Artifacts   Artifacts   `mapstructure:"artifacts"`
+	Interceptor Interceptor `mapstructure:"interceptor"`
+	Result      Result      `mapstructure:"result"`
+}
+
+// Shell configures the shell that runs commands (SPEC §3.7).
+type Shell struct {
+	// Path is the shell; "" means bash from PATH, else /bin/sh.
+	Path string `mapstructure:"path"`
+	// Prefix, when set, makes the command `<prefix> <command>`.
+	Prefix string `mapstructure:"prefix"`
+	// Snapshot sources the user's aliases, functions and options from ~/.bashrc.
+	Snapshot bool `mapstructure:"snapshot"`
+	// Env is added to the command's environment after the non-interactive defaults.
+	Env map[string]string `mapstructure:"env"`
+}
+
+// Artifacts configures where full outputs are kept (SPEC §3.6).
+type Artifacts struct {
+	// Dir is the artifact directory; "" means $XDG_STATE_HOME/agentbash/artifacts.
+	Dir string `mapstructure:"dir"`
+	// MaxBytes caps one artifact file, bytes.
+	MaxBytes int64 `mapstructure:"maxBytes"`
+}
+
+// Interceptor configures the guard of SPEC §3.3.
+type Interceptor struct {
+	Enabled      bool             `mapstructure:"enabled"`
+	Tools        []string         `mapstructure:"tools"`
+	DefaultRules bool             `mapstructure:"defaultRules"`
+	Rules        []intercept.Rule `mapstructure:"rules"`
+}
+
+// Result configures result shaping (SPEC §3.9).
+type Result struct {
+	// NonZeroExit is "error" (a non-zero exit is an error result) or "report" (plain data).
+	NonZeroExit string `mapstructure:"nonZeroExit"`
+}
+
+// Limits and defaults (SPEC §3.5, §3.6, §3.7, §3.8).
+const (
+	DefaultTimeout          = 300.0
+	MinTimeout              = 1.0
+	MaxTimeout              = 3600.0
+	DefaultMaxBytes         = 51200
+	DefaultKillGrace        = 3.0
+	DefaultArtifactMaxBytes = 256 << 20
+)
+
+// Default returns the built-in defaults.
+func Default() Config {
+	return Config{
+		Timeout:     DefaultTimeout,
+		MaxBytes:    DefaultMaxBytes,
+		Format:      "auto",
+		KillGrace:   DefaultKillGrace,
+		Shell:       Shell{Snapshot: true, Env: map[string]string{}},
+		Artifacts:   Artifacts{MaxBytes: DefaultArtifactMaxBytes},
+		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
+		Result:      Result{NonZeroExit: "error"},
+	}
+}
+
+// Defaults returns every key with its default value, as dotted key → value, for a key/value loader.
+func Defaults() map[string]any {
+	d := Default()
+	return map[string]any{
+		"timeout":                  d.Timeout,
+		"maxBytes":                 d.MaxBytes,
+		"format":                   d.Format,
+		"killGrace":                d.KillGrace,
+		"shell.path":               d.Shell.Path,
+		"shell.prefix":             d.Shell.Prefix,
+		"shell.snapshot":           d.Shell.Snapshot,
+		"shell.env":                d.Shell.Env,
+		"artifacts.dir":            d.Artifacts.Dir,
+		"artifacts.maxBytes":       d.Artifacts.MaxBytes,
+		"interceptor.enabled":      d.Interceptor.Enabled,
+		"interceptor.tools":        d.Interceptor.Tools,
+		"interceptor.defaultRules": d.Interceptor.DefaultRules,
+		"interceptor.rules":        d.Interceptor.Rules,
+		"result.nonZeroExit":       d.Result.NonZeroExit,
+	}
+}
+
+// Validate checks values that have a fixed set or range, naming the key in the error. The timeout is not
+// an error when out of range: it is clamped (see ClampTimeout).
+func (c Config) Validate() error {
+	switch {
+	case !slices.Contains([]string{"json", "text", "auto"}, c.Format):
+		return fmt.Errorf("format: must be json, text or auto, got %q", c.Format)
+	case c.MaxBytes < 1:
+		return fmt.Errorf("maxBytes: must be at least 1, got %d", c.MaxBytes)
+	case c.KillGrace < 0:
+		return fmt.Errorf("killGrace: must not be negative, got %v", c.KillGrace)
+	case c.Artifacts.MaxBytes < 1:
+		return fmt.Errorf("artifacts.maxBytes: must be at least 1, got %d", c.Artifacts.MaxBytes)
+	case !slices.Contains([]string{"error", "report"}, c.Result.NonZeroExit):
+		return fmt.Errorf("result.nonZeroExit: must be error or report, got %q", c.Result.NonZeroExit)
+	}
+	for i, r := range c.Interceptor.Rules {
+		if r.Pattern == "" || r.Tool == "" {
+			return fmt.Errorf("interceptor.rules[%d]: pattern and tool are required", i)
+		}
+	}
+	for k := range c.Shell.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return fmt.Errorf("shell.env: invalid variable name %q", k)
+		}
+	}
+	return nil
+}
+
+// ClampTimeout clamps a requested timeout (seconds) to [MinTimeout, MaxTimeout]; zero or negative values
+// become MinTimeout (SPEC §3.5). clamped reports whether the value changed.
+func ClampTimeout(requested float64) (effective float64, clamped bool) {
+	effective = min(max(requested, MinTimeout), MaxTimeout)
+	return effective, effective != requested
+}
+
+// ArtifactDir is the artifact directory: c.Artifacts.Dir with `~` expanded, else
+// $XDG_STATE_HOME/agentbash/artifacts.
+func (c Config) ArtifactDir() string {
+	if c.Artifacts.Dir != "" {
+		return ExpandHome(c.Artifacts.Dir)
+	}
+	return filepath.Join(xdg.StateHome, "agentbash", "artifacts")
+}
+
+// ExpandHome expands a leading `~` or `~/` to the home directory (SPEC §3.4).
+func ExpandHome(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return p
+	}
+	return filepath.Join(home, p[1:])
+}
+
+// SnapshotDir is where shell snapshots are cached: $XDG_CACHE_HOME/agentbash/snapshots.
+func SnapshotDir() string {
+	return filepath.Join(xdg.CacheHome, "agentbash", "snapshots")
+}
+
+// DefaultFile is the config file read when none is named: $XDG_CONFIG_HOME/agentbash/config.yaml.
+func DefaultFile() string {
+	return filepath.Join(xdg.ConfigHome, "agentbash", "config.yaml")
+}

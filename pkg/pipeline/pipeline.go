@@ -1,0 +1,220 @@
+// Package pipeline runs the stages of `agentbash run` in the order of SPEC §3 — normalize, intercept,
+// working directory, timeout, execute into the sink, shape the result — for one command.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/snapshot"
+)
+
+// Options is one run, fully resolved from flags and config.
+type Options struct {
+	Command     string  // as given by the user
+	Cwd         string  // requested working directory; "" is the current directory
+	Timeout     float64 // requested timeout, seconds (clamped here)
+	KillGrace   float64 // seconds
+	Head, Tail  int     // explicit line limits, -1 when none; they win over extracted ones
+	NoNormalize bool    // do not extract head/tail stages
+	Stdin       io.Reader
+
+	Shell    string   // shell path or name; "" for bash, else /bin/sh
+	Prefix   string   // shell.prefix
+	Env      []string // KEY=VALUE layers after the defaults: shell.env, then --env
+	Snapshot bool     // source the user's bash snapshot (SPEC §3.7)
+	// SnapshotDir caches snapshots; "" turns them off.
+	SnapshotDir string
+
+	MaxBytes         int
+	ArtifactDir      string
+	ArtifactMaxBytes int64
+
+	Intercept    bool
+	Tools        []string
+	Rules        []intercept.Rule
+	DefaultRules bool
+
+	NonZeroExit string
+	Live        io.Writer // optional: sanitized output as it arrives
+	Executor    run.Executor
+	Warnings    []string // warnings from earlier steps (config)
+}
+
+// SignalCause is the cancel cause the CLI attaches to the context when agentbash itself gets a signal;
+// the result then says cancelled and the exit status is 128+N (SPEC §3.11).
+type SignalCause struct{ Signal syscall.Signal }
+
+func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String() }
+
+// Run runs o through every stage and returns the result; it never fails: problems are results.
+func Run(ctx context.Context, o Options) result.Result {
+	start := time.Now()
+	command := strings.TrimSpace(o.Command)
+	in := result.Input{
+		Command:     command,
+		Head:        o.Head,
+		Tail:        o.Tail,
+		MaxBytes:    o.MaxBytes,
+		NonZeroExit: o.NonZeroExit,
+		Warnings:    append([]string(nil), o.Warnings...),
+	}
+	if in.MaxBytes <= 0 {
+		in.MaxBytes = config.DefaultMaxBytes
+	}
+	finish := func() result.Result {
+		if in.Duration == 0 {
+			in.Duration = time.Since(start)
+		}
+		return result.Build(in)
+	}
+
+	// §3.5 first, so every result (even an early error) reports the effective timeout.
+	timeout, clamped := config.ClampTimeout(o.Timeout)
+	in.TimeoutSeconds = timeout
+	if clamped {
+		in.TimeoutRequested = new(o.Timeout)
+		in.Warnings = append(in.Warnings, fmt.Sprintf("timeout %s s is out of range [1, 3600]; using %s s",
+			result.FormatSeconds(o.Timeout), result.FormatSeconds(timeout)))
+	}
+	shell, shellErr := run.FindShell(o.Shell)
+	in.Shell = shell
+	if shellErr != nil {
+		in.Shell = o.Shell
+	}
+	home, _ := os.UserHomeDir()
+	in.Cwd, _ = run.ResolveDir(o.Cwd, home) // reported even when it fails below
+
+	// §3.2 normalization.
+	toRun := command
+	if !o.NoNormalize {
+		n := normalize.Normalize(command)
+		toRun = n.Command
+		if in.Head < 0 {
+			in.Head = n.Head
+		}
+		if in.Tail < 0 {
+			in.Tail = n.Tail
+		}
+	}
+	in.NormalizedCommand = toRun
+
+	// §3.3 interception, on the command as given.
+	if o.Intercept {
+		ic, warnings := intercept.New(o.Rules, o.DefaultRules, o.Tools)
+		for _, w := range warnings {
+			fmt.Fprintln(os.Stderr, "agentbash: warning:", w)
+		}
+		in.Warnings = append(in.Warnings, warnings...)
+		if b := ic.Check(command); b != nil {
+			in.Blocked = b
+			return finish()
+		}
+	}
+
+	// §3.4 working directory.
+	cwd, err := run.ResolveDir(o.Cwd, home)
+	if err != nil {
+		in.Err = err
+		return finish()
+	}
+	if shellErr != nil {
+		in.Err = shellErr
+		return finish()
+	}
+
+	live := o.Live
+	if in.Head >= 0 || in.Tail >= 0 {
+		live = nil // a live view would show what the limit hides
+	}
+
+	// §3.6 artifacts, allocated lazily by the sink.
+	dir := o.ArtifactDir
+	store := artifact.Store{Dir: dir}
+	s := sink.New(sink.Options{
+		MaxBytes:         in.MaxBytes,
+		Head:             in.Head,
+		Tail:             in.Tail,
+		ArtifactMaxBytes: o.ArtifactMaxBytes,
+		Live:             live,
+		OpenArtifact: func() (io.WriteCloser, string, error) {
+			f, id, err := store.Create(artifact.Meta{Command: command, Cwd: cwd, Created: time.Now()})
+			if err != nil {
+				return nil, "", fmt.Errorf("artifact not saved: %w", err)
+			}
+			return f, id, nil
+		},
+	})
+
+	if o.Prefix != "" {
+		toRun = o.Prefix + " " + toRun
+	}
+	layer := []string{"PWD=" + cwd, "ARTIFACTS=" + dir}
+	if path := userSnapshot(ctx, o, shell, home, &in); path != "" {
+		layer = append(layer, "BASH_ENV="+path)
+	}
+	env := run.Environ(os.Environ(), layer, o.Env)
+	exe := o.Executor
+	if exe == nil {
+		exe = run.Local{}
+	}
+	outcome, err := exe.Run(ctx, run.Spec{
+		Command:   toRun,
+		Shell:     shell,
+		Dir:       cwd,
+		Env:       env,
+		Stdin:     o.Stdin,
+		Timeout:   time.Duration(timeout * float64(time.Second)),
+		KillGrace: time.Duration(o.KillGrace * float64(time.Second)),
+		Output:    s,
+	})
+	summary := s.Close()
+	if err != nil {
+		in.Err = err
+		return finish()
+	}
+	if summary.ArtifactID != "" && summary.ArtifactCapped {
+		in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s was capped at %s (artifacts.maxBytes); %s left out",
+			summary.ArtifactID, sink.FormatSize(o.ArtifactMaxBytes), sink.FormatSize(summary.ArtifactOmitted)))
+	}
+	in.Outcome = &outcome
+	in.Summary = &summary
+	in.Duration = outcome.Duration
+	if outcome.Cancelled {
+		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
+			in.CancelSignal = int(c.Signal)
+		}
+	}
+	r := finish()
+	r.Streamed = live != nil
+	return r
+}
+
+// userSnapshot returns the path of the bash snapshot to source through BASH_ENV, or "" (SPEC §3.7). A user
+// who set BASH_ENV keeps it: no snapshot then.
+func userSnapshot(ctx context.Context, o Options, shell, home string, in *result.Input) string {
+	if !o.Snapshot || o.SnapshotDir == "" || home == "" || filepath.Base(shell) != "bash" || os.Getenv("BASH_ENV") != "" {
+		return ""
+	}
+	path, warning := snapshot.Ensure(ctx, snapshot.Options{
+		Shell: shell, RCFile: filepath.Join(home, ".bashrc"), CacheDir: o.SnapshotDir, Env: os.Environ(),
+	})
+	if warning != "" {
+		in.Warnings = append(in.Warnings, warning)
+	}
+	return path
+}

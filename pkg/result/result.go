@@ -1,0 +1,330 @@
+// Package result shapes the outcome of one `agentbash run` into the tool result of SPEC §3.9–3.10 (the
+// model-visible text, isError and details) and the process exit status of §3.11.
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+// Status values of details.status (SPEC §3.10). Status is the field to switch on.
+const (
+	StatusExited    = "exited"    // ran to the end, any exit code
+	StatusSignaled  = "signaled"  // the shell died of a signal agentbash did not send
+	StatusTimedOut  = "timed_out" // killed by agentbash at the timeout
+	StatusCancelled = "cancelled" // agentbash itself got SIGINT/SIGTERM/SIGHUP
+	StatusBlocked   = "blocked"   // an interceptor rule fired; nothing ran
+	StatusError     = "error"     // could not run: bad cwd, no shell, bad config
+)
+
+// Exit statuses of agentbash itself (SPEC §3.11); otherwise the command's own status passes through.
+const (
+	ExitTimedOut  = 124
+	ExitCannotRun = 125
+	ExitBlocked   = 126
+	ExitUsage     = 2
+)
+
+// Texts fixed by the spec (§3.3, §3.4, §3.9).
+const (
+	NoOutput          = "(no output)"
+	TextCancelled     = "[Command cancelled]"
+	TextMissingStatus = "Command failed: missing exit status"
+	textTimedOut      = "[Command timed out after %s seconds]"
+	textExited        = "Command exited with code %d"
+	textKilled        = "Command killed by signal %s"
+	textBlocked       = "Blocked: %s\n\nOriginal command: %s"
+)
+
+// Non-zero exit policies (config result.nonZeroExit).
+const (
+	NonZeroError  = "error"  // a non-zero exit is an error result (default)
+	NonZeroReport = "report" // a non-zero exit is plain data
+)
+
+// Result is the tool result, MCP CallToolResult-compatible (SPEC §3.10).
+type Result struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError"`
+	Details Details   `json:"details"`
+
+	// Exit is agentbash's process exit status (SPEC §3.11).
+	Exit int `json:"-"`
+	// Output is the shown output without the status and notice lines (for live text mode).
+	Output string `json:"-"`
+	// Footer holds the status and notice lines that follow the output (for live text mode).
+	Footer []string `json:"-"`
+	// Streamed is set when the output was already written live to a terminal.
+	Streamed bool `json:"-"`
+}
+
+// Content is one MCP content block.
+type Content struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// Details is the structured part of the result. Keys match SPEC §3.10; optional ones are omitted when
+// they do not apply.
+type Details struct {
+	Status            string          `json:"status"`
+	Command           string          `json:"command"`
+	NormalizedCommand string          `json:"normalizedCommand,omitempty"`
+	Cwd               string          `json:"cwd"`
+	Shell             string          `json:"shell"`
+	ExitCode          *int            `json:"exitCode"`
+	Signal            string          `json:"signal,omitempty"`
+	TimedOut          bool            `json:"timedOut"`
+	Cancelled         bool            `json:"cancelled"`
+	TimeoutSeconds    float64         `json:"timeoutSeconds"`
+	TimeoutRequested  *float64        `json:"timeoutRequested,omitempty"`
+	DurationMs        int64           `json:"durationMs"`
+	Head              *int            `json:"head,omitempty"`
+	Tail              *int            `json:"tail,omitempty"`
+	ArtifactID        string          `json:"artifactId,omitempty"`
+	ProducerStatus    *ProducerStatus `json:"producerStatus,omitempty"`
+	Meta              *Meta           `json:"meta,omitempty"`
+	Blocked           *Blocked        `json:"blocked,omitempty"`
+	LeftoverPids      []int           `json:"leftoverPids,omitempty"`
+	Warnings          []string        `json:"warnings,omitempty"`
+}
+
+// ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head
+// limit (SPEC §3.2): the run then counts as exited with code 0, as `cmd | head` would.
+type ProducerStatus struct {
+	ExitCode *int   `json:"exitCode"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// Meta carries the truncation metadata.
+type Meta struct {
+	Truncation Truncation `json:"truncation"`
+}
+
+// Truncation says what was cut and where the whole output is (SPEC §3.10).
+type Truncation struct {
+	Direction      string `json:"direction"`
+	TruncatedBy    string `json:"truncatedBy"`
+	TotalLines     int64  `json:"totalLines"`
+	TotalBytes     int64  `json:"totalBytes"`
+	OutputLines    int64  `json:"outputLines"`
+	OutputBytes    int64  `json:"outputBytes"`
+	ShownRange     Range  `json:"shownRange"`
+	ArtifactID     string `json:"artifactId,omitempty"`
+	ArtifactCapped bool   `json:"artifactCapped,omitempty"`
+	MaxBytes       int    `json:"maxBytes"`
+}
+
+// Range is a 1-based inclusive line range; {0,0} when nothing is shown.
+type Range struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+}
+
+// Blocked is the interceptor's verdict, structured (SPEC §3.3).
+type Blocked struct {
+	Tool    string `json:"tool"`
+	Message string `json:"message"`
+	Pattern string `json:"pattern"`
+}
+
+// Input is everything the stages produced for one run. Exactly one of Blocked, Err or Outcome decides
+// the kind of result.
+type Input struct {
+	Command           string // as given, outer whitespace trimmed
+	NormalizedCommand string // what ran, when it differs from Command
+	Cwd               string // absolute
+	Shell             string
+	TimeoutSeconds    float64
+	TimeoutRequested  *float64 // set when the request was clamped
+	Head, Tail        int      // effective line limits, -1 when none
+	MaxBytes          int      // the sink's window, bytes
+	NonZeroExit       string   // NonZeroError or NonZeroReport
+	Blocked           *intercept.Block
+	Err               error // could not run
+	Outcome           *run.Outcome
+	Summary           *sink.Summary
+	CancelSignal      int // the signal that cancelled agentbash, for the exit status
+	Duration          time.Duration
+	Warnings          []string
+}
+
+// Build shapes in into a Result.
+func Build(in Input) Result {
+	d := Details{
+		Command:          in.Command,
+		Cwd:              in.Cwd,
+		Shell:            in.Shell,
+		TimeoutSeconds:   in.TimeoutSeconds,
+		TimeoutRequested: in.TimeoutRequested,
+		DurationMs:       in.Duration.Milliseconds(),
+		Warnings:         append([]string(nil), in.Warnings...),
+	}
+	if in.NormalizedCommand != "" && in.NormalizedCommand != in.Command {
+		d.NormalizedCommand = in.NormalizedCommand
+	}
+	if in.Head >= 0 {
+		d.Head = new(in.Head)
+	}
+	if in.Tail >= 0 {
+		d.Tail = new(in.Tail)
+	}
+	r := Result{}
+	switch {
+	case in.Blocked != nil:
+		d.Status = StatusBlocked
+		d.Blocked = &Blocked{Tool: in.Blocked.Tool, Message: in.Blocked.Message, Pattern: in.Blocked.Pattern}
+		r.Output = fmt.Sprintf(textBlocked, in.Blocked.Message, in.Command)
+		r.IsError, r.Exit = true, ExitBlocked
+	case in.Err != nil || in.Outcome == nil:
+		d.Status = StatusError
+		msg := "agentbash: nothing was run"
+		if in.Err != nil {
+			msg = in.Err.Error()
+		}
+		r.Output = msg
+		r.IsError, r.Exit = true, ExitCannotRun
+	default:
+		r = fromOutcome(in, &d)
+	}
+	r.Details = d
+	r.Content = []Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
+// fromOutcome maps a run that started: status, exit status, text, notice.
+func fromOutcome(in Input, d *Details) Result {
+	o, s := in.Outcome, in.Summary
+	if s == nil {
+		s = &sink.Summary{}
+	}
+	r := Result{}
+	d.TimedOut, d.Cancelled = o.TimedOut, o.Cancelled
+	d.Signal = o.Signal
+	d.LeftoverPids = o.LeftoverPids
+	d.Warnings = append(d.Warnings, o.Warnings...)
+	d.Warnings = append(d.Warnings, s.Warnings...)
+	d.ArtifactID = s.ArtifactID
+	if o.ExitCode >= 0 {
+		d.ExitCode = new(o.ExitCode)
+	}
+	if in.Duration == 0 {
+		d.DurationMs = o.Duration.Milliseconds()
+	}
+
+	var first string
+	switch {
+	case o.TimedOut:
+		d.Status = StatusTimedOut
+		first = fmt.Sprintf(textTimedOut, FormatSeconds(in.TimeoutSeconds))
+		r.IsError, r.Exit = true, ExitTimedOut
+	case o.Cancelled:
+		d.Status = StatusCancelled
+		first = TextCancelled
+		r.IsError, r.Exit = true, 128+in.CancelSignal
+		if in.CancelSignal == 0 {
+			r.Exit = 130
+		}
+	case o.OutputClosed && s.HeadLimitReached:
+		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
+		d.Status = StatusExited
+		d.ProducerStatus = &ProducerStatus{ExitCode: d.ExitCode, Signal: o.Signal}
+		d.ExitCode, d.Signal = new(0), ""
+		r.Exit = 0
+	case o.SignalNumber > 0:
+		d.Status = StatusSignaled
+		r.Footer = append(r.Footer, fmt.Sprintf(textKilled, o.Signal))
+		r.IsError, r.Exit = true, o.ExitStatus()
+	case o.ExitCode < 0:
+		d.Status = StatusExited
+		r.Footer = append(r.Footer, TextMissingStatus)
+		r.IsError, r.Exit = true, ExitCannotRun
+	default:
+		d.Status = StatusExited
+		r.Exit = o.ExitCode
+		if o.ExitCode != 0 {
+			r.Footer = append(r.Footer, fmt.Sprintf(textExited, o.ExitCode))
+			r.IsError = in.NonZeroExit != NonZeroReport
+		}
+	}
+
+	body := strings.TrimSuffix(s.Text, "\n")
+	if body == "" {
+		body = NoOutput
+	}
+	if first != "" {
+		body = first + "\n" + body
+	}
+	r.Output = body
+	if s.Truncated {
+		t := Truncation{
+			Direction: "tail", TruncatedBy: s.TruncatedBy,
+			TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
+			OutputLines: s.OutputLines, OutputBytes: s.OutputBytes,
+			ShownRange: Range{Start: s.ShownStart, End: s.ShownEnd},
+			ArtifactID: s.ArtifactID, ArtifactCapped: s.ArtifactCapped, MaxBytes: in.MaxBytes,
+		}
+		if in.Head >= 0 && in.Tail < 0 {
+			t.Direction = "head"
+		}
+		d.Meta = &Meta{Truncation: t}
+		r.Footer = append(r.Footer, Notice(t, s.ArtifactOmitted))
+	}
+	return r
+}
+
+// Notice is the truncation notice of SPEC §3.9, brackets included, e.g.
+// `[Showing lines 91467-100000 of 100000 (50.0KB limit). Full: artifact://3]`.
+// omitted is the number of bytes left out of a capped artifact.
+func Notice(t Truncation, omitted int64) string {
+	var parts []string
+	shown := fmt.Sprintf("Showing lines %d-%d of %d", t.ShownRange.Start, t.ShownRange.End, t.TotalLines)
+	if t.ShownRange.End < t.ShownRange.Start || t.ShownRange.End == 0 {
+		shown = fmt.Sprintf("Showing %d of %d lines", t.OutputLines, t.TotalLines)
+	}
+	if t.TruncatedBy == "bytes" {
+		shown += " (" + sink.FormatSize(int64(t.MaxBytes)) + " limit)"
+	}
+	parts = append(parts, shown)
+	if t.ArtifactCapped {
+		parts = append(parts, fmt.Sprintf("Artifact capped, %s left out of it", sink.FormatSize(omitted)))
+	}
+	if t.ArtifactID != "" {
+		parts = append(parts, "Full: artifact://"+t.ArtifactID)
+	}
+	return "[" + strings.Join(parts, ". ") + "]"
+}
+
+// Text is the model-visible text: the output, then the status and notice lines after blank lines.
+func (r Result) Text() string {
+	if len(r.Footer) == 0 {
+		return r.Output
+	}
+	return r.Output + "\n\n" + strings.Join(r.Footer, "\n\n")
+}
+
+// FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (SPEC §3.5).
+func FormatSeconds(s float64) string {
+	return strconv.FormatFloat(s, 'f', -1, 64)
+}
+
+// WriteJSON writes r as one compact JSON object on one line, without HTML escaping (SPEC §3.10).
+func (r Result) WriteJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}

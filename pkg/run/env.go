@@ -1,0 +1,152 @@
+package run
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// NonInteractiveEnv are the defaults that keep pagers, editors, prompts, colour and progress bars away
+// from a command with no terminal (SPEC §3.7). They override the inherited environment; config and
+// --env override them.
+var NonInteractiveEnv = []string{
+	"PAGER=cat", "GIT_PAGER=cat", "MANPAGER=cat", "SYSTEMD_PAGER=cat", "GH_PAGER=cat", "BAT_PAGER=cat",
+	"PSQL_PAGER=cat", "MYSQL_PAGER=cat", "AWS_PAGER=", "LESS=FRX",
+	"GIT_EDITOR=true", "EDITOR=true", "VISUAL=true",
+	"GIT_TERMINAL_PROMPT=0", "SSH_ASKPASS=/usr/bin/false", "CI=true", "TERM=dumb", "NO_COLOR=1",
+	"PYTHONUNBUFFERED=1", "DEBIAN_FRONTEND=noninteractive", "PIP_NO_INPUT=1", "PIP_DISABLE_PIP_VERSION_CHECK=1",
+	"npm_config_yes=true", "npm_config_update_notifier=false", "npm_config_fund=false",
+	"npm_config_audit=false", "npm_config_progress=false", "YARN_ENABLE_PROGRESS_BARS=0",
+	"CARGO_TERM_PROGRESS_WHEN=never", "TF_INPUT=0", "TF_IN_AUTOMATION=1", "GH_PROMPT_DISABLED=1",
+	"COMPOSER_NO_INTERACTION=1", "CLOUDSDK_CORE_DISABLE_PROMPTS=1", "AGENTBASH=1",
+}
+
+// Environ builds a command's environment: base (usually os.Environ()), then [NonInteractiveEnv], then
+// LANG=C.UTF-8 when base sets no locale variable, then each layer of KEY=VALUE overrides in order (later
+// wins). The result has one entry per key, in first-seen order.
+func Environ(base []string, layers ...[]string) []string {
+	var env []string
+	index := map[string]int{}
+	set := func(kv string) {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return
+		}
+		if i, seen := index[k]; seen {
+			env[i] = kv
+			return
+		}
+		index[k] = len(env)
+		env = append(env, kv)
+	}
+	for _, kv := range base {
+		set(kv)
+	}
+	for _, kv := range NonInteractiveEnv {
+		set(kv)
+	}
+	if !slices.ContainsFunc(base, hasLocale) {
+		set("LANG=C.UTF-8")
+	}
+	for _, layer := range layers {
+		for _, kv := range layer {
+			set(kv)
+		}
+	}
+	return env
+}
+
+func hasLocale(kv string) bool {
+	k, v, _ := strings.Cut(kv, "=")
+	return v != "" && (k == "LANG" || k == "LC_ALL" || strings.HasPrefix(k, "LC_"))
+}
+
+// FindShell resolves the shell to run: path when set (a name is looked up in PATH), else bash from PATH,
+// else /bin/sh (SPEC §3.7). The error wraps [ErrShellNotFound].
+func FindShell(path string) (string, error) {
+	if path == "" {
+		if p, err := exec.LookPath("bash"); err == nil {
+			return absPath(p), nil
+		}
+		path = "/bin/sh"
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", startError(path, err)
+	}
+	return absPath(p), nil
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// Texts of SPEC §3.4, fixed.
+const (
+	TextDirNotExist = "Working directory does not exist: "
+	TextDirNotDir   = "Working directory is not a directory: "
+)
+
+// ResolveDir turns the requested working directory into the absolute path the command runs in: "" is
+// the current directory; `~` and `~/` expand to home; a relative path resolves against the current
+// directory; the result is cleaned, not symlink-resolved (SPEC §3.4). It fails with the exact texts of
+// §3.4 when the directory does not exist or is not a directory, and with the stat error otherwise.
+func ResolveDir(dir, home string) (string, error) {
+	switch {
+	case dir == "~":
+		dir = home
+	case strings.HasPrefix(dir, "~/"):
+		dir = filepath.Join(home, dir[2:])
+	}
+	var abs string
+	if filepath.IsAbs(dir) {
+		abs = filepath.Clean(dir)
+	} else {
+		wd, err := workingDir()
+		if err != nil {
+			return "", err
+		}
+		abs = filepath.Join(wd, dir)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil && os.IsNotExist(err):
+		return abs, &DirError{Text: TextDirNotExist + abs}
+	case err != nil:
+		return abs, &DirError{Text: err.Error(), Err: err}
+	case !fi.IsDir():
+		return abs, &DirError{Text: TextDirNotDir + abs}
+	}
+	return abs, nil
+}
+
+// workingDir is the logical current directory: $PWD when it names the same directory as ".", so a cwd
+// reached through a symlink is reported as the user sees it (what `pwd` prints), else os.Getwd.
+func workingDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if pwd := os.Getenv("PWD"); filepath.IsAbs(pwd) && pwd != wd {
+		a, errA := os.Stat(pwd)
+		b, errB := os.Stat(wd)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return filepath.Clean(pwd), nil
+		}
+	}
+	return wd, nil
+}
+
+// DirError is a working-directory problem; Text is the whole message.
+type DirError struct {
+	Text string
+	Err  error
+}
+
+func (e *DirError) Error() string { return e.Text }
+func (e *DirError) Unwrap() error { return e.Err }

@@ -1,0 +1,257 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Local runs commands as local processes: `Shell -c Command` in a new session (SPEC §3.7).
+type Local struct{}
+
+var _ Executor = Local{}
+
+// reapWait bounds the wait for a shell that was sent SIGKILL; only a process stuck in the kernel can take
+// longer, and then the outcome has no exit status rather than a hung call.
+const reapWait = 5 * time.Second
+
+// Run starts spec.Command and supervises it to the end. See [Executor].
+func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	start := time.Now()
+	if spec.Timeout <= 0 {
+		return Outcome{}, fmt.Errorf("run: timeout must be positive, got %v", spec.Timeout)
+	}
+	stdin, closeStdin, err := openStdin(spec.Stdin)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer closeStdin()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Outcome{}, fmt.Errorf("create output pipe: %w", err)
+	}
+
+	cmd := exec.Command(spec.Shell, "-c", spec.Command)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdin = stdin
+	cmd.Stdout = pw // one pipe for both streams keeps their order (SPEC §3.7)
+	cmd.Stderr = pw
+	cmd.SysProcAttr = sysProcAttr()
+	becomeSubreaper()
+
+	started := make(chan error, 1)
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		// The parent-death signal fires when the thread that forked the child exits, and the runtime may
+		// retire an unlocked thread at any time (golang/go#27505). Lock it and never unlock: the thread then
+		// ends with this goroutine, after the shell has been reaped.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait() // the status is in ProcessState; Wait has no copy goroutines to wait for
+		exited <- cmd.ProcessState
+	}()
+	if err := <-started; err != nil {
+		pw.Close()
+		pr.Close()
+		return Outcome{}, startError(spec.Shell, err)
+	}
+	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
+	pid := cmd.Process.Pid
+
+	rd := &drainer{r: pr, w: spec.Output, done: make(chan struct{})}
+	go rd.loop()
+
+	var out Outcome
+	timer := time.NewTimer(spec.Timeout)
+	defer timer.Stop()
+	var state *os.ProcessState
+	select {
+	case state = <-exited:
+	case <-timer.C:
+		out.TimedOut = true
+	case <-ctx.Done():
+		out.Cancelled = true
+	}
+	if state == nil {
+		state = terminate(pid, exited, spec.KillGrace)
+	}
+	rd.shellExited()
+	<-rd.done
+	out.OutputClosed = rd.closed.Load()
+
+	live, zombies := descendants()
+	reap(zombies)
+	if len(live) > 0 {
+		if out.TimedOut || out.Cancelled {
+			// Spawned during the kill (a trap handler, say): finish them too.
+			signalAll(live, unix.SIGKILL)
+			reap(live)
+		} else {
+			out.LeftoverPids = live
+			out.Warnings = append(out.Warnings, leftoverWarning(live))
+		}
+	}
+	setStatus(&out, state)
+	out.Duration = time.Since(start)
+	return out, nil
+}
+
+// terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has
+// passed, unless everything is gone before. It returns the shell's status, or nil when it could not be
+// collected within reapWait.
+func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration) *os.ProcessState {
+	signalTree(pid, unix.SIGTERM)
+	var state *os.ProcessState
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case state = <-exited:
+			exited = nil
+		case <-tick.C:
+			if state != nil {
+				live, zombies := descendants()
+				reap(zombies)
+				if len(live) == 0 {
+					return state
+				}
+			}
+		case <-deadline.C:
+			break wait
+		}
+	}
+	signalTree(pid, unix.SIGKILL)
+	if state == nil {
+		select {
+		case state = <-exited:
+		case <-time.After(reapWait):
+		}
+	}
+	return state
+}
+
+// signalTree sends sig to the process group led by pid and to every descendant of this process, which
+// catches those that left the group with setsid or a double fork (we are their subreaper on Linux).
+func signalTree(pid int, sig unix.Signal) {
+	_ = unix.Kill(-pid, sig)
+	live, _ := descendants()
+	signalAll(live, sig)
+	// A descendant may have moved to a group of its own: signal those groups too.
+	for _, p := range live {
+		if pg, err := unix.Getpgid(p); err == nil && pg == p && pg != pid {
+			_ = unix.Kill(-pg, sig)
+		}
+	}
+}
+
+func signalAll(pids []int, sig unix.Signal) {
+	for _, p := range pids {
+		_ = unix.Kill(p, sig)
+	}
+}
+
+func leftoverWarning(pids []int) string {
+	return fmt.Sprintf("%d process(es) the command started are still running (pids %v); one that writes to the "+
+		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), pids)
+}
+
+// setStatus records how the shell ended.
+func setStatus(out *Outcome, state *os.ProcessState) {
+	out.ExitCode = -1
+	if state == nil {
+		return
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		sig := unix.Signal(ws.Signal())
+		out.Signal = unix.SignalName(sig)
+		if out.Signal == "" {
+			out.Signal = fmt.Sprintf("SIG%d", int(sig))
+		}
+		out.SignalNumber = int(sig)
+	case state.Exited():
+		out.ExitCode = state.ExitCode()
+	}
+}
+
+// startError turns a failed start into a clear error; a missing shell wraps [ErrShellNotFound].
+func startError(shell string, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w: %s: %v", ErrShellNotFound, shell, err)
+	}
+	return fmt.Errorf("start %s: %w", shell, err)
+}
+
+// drainer copies the pipe into the output until EOF, until the output refuses data, or — once the shell
+// has exited — until the pipe has been silent for DrainSilence or DrainMax has passed.
+type drainer struct {
+	r        *os.File
+	w        io.Writer
+	done     chan struct{}
+	exitedAt atomic.Int64 // unix nanoseconds; 0 while the shell runs
+	closed   atomic.Bool
+}
+
+func (d *drainer) loop() {
+	defer close(d.done)
+	defer d.r.Close()
+	buf := make([]byte, 64<<10)
+	last := time.Now()
+	for {
+		n, err := d.r.Read(buf)
+		if n > 0 {
+			last = time.Now()
+			if _, werr := d.w.Write(buf[:n]); werr != nil {
+				d.closed.Store(true)
+				return
+			}
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return // EOF: every writer is gone
+		}
+		if ex := d.exitedAt.Load(); ex != 0 {
+			dl := drainDeadline(time.Unix(0, ex), last)
+			if !time.Now().Before(dl) {
+				return
+			}
+			_ = d.r.SetReadDeadline(dl)
+		}
+	}
+}
+
+// shellExited starts the bounded drain.
+func (d *drainer) shellExited() {
+	now := time.Now()
+	d.exitedAt.Store(now.UnixNano())
+	_ = d.r.SetReadDeadline(now.Add(DrainSilence))
+}
+
+func drainDeadline(exited, last time.Time) time.Time {
+	from := exited
+	if last.After(from) {
+		from = last
+	}
+	dl := from.Add(DrainSilence)
+	if limit := exited.Add(DrainMax); limit.Before(dl) {
+		return limit
+	}
+	return dl
+}

@@ -1,0 +1,417 @@
+package sink
+
+import (
+	"bytes"
+	"io"
+	"unicode/utf8"
+)
+
+// Bounds of the sanitizer. Both are part of what "the sanitized text" means, so the sink and
+// [NewSanitizer] (used by `agentbash artifact ID`) produce the same text for the same raw bytes.
+const (
+	// MaxEscapeBytes bounds an escape sequence, ESC and terminator included. A sequence that is not
+	// complete within it (or is cut by an invalid byte, or by the end of the stream) is not removed: its
+	// ESC is dropped and the bytes after it are text again.
+	MaxEscapeBytes = 4096
+
+	// MaxOverwriteBytes bounds what a bare CR can discard. A CR followed by text discards the text of
+	// the current line back to the line start (or back to the previous CR) when that text is at most
+	// MaxOverwriteBytes long; a longer run is kept and the CR dropped. The bound keeps
+	// [NewSanitizer] streaming with bounded memory: it holds at most this much of a line.
+	MaxOverwriteBytes = 64 << 10
+)
+
+// Sanitizer states.
+const (
+	stGround   uint8 = iota
+	stEsc            // after ESC
+	stEscInter       // ESC + intermediate bytes 0x20–0x2F
+	stCSI            // ESC [
+	stStr            // ESC ] / ESC P / ESC X / ESC ^ / ESC _: a control string
+	stStrEsc         // ESC inside a control string: ST (ESC \) or an abort
+)
+
+// plain marks the ASCII bytes that pass through unchanged: printable characters, tab and newline.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	t['\t'], t['\n'] = true, true
+	return t
+}()
+
+// Shared byte strings handed to emitters (package-level so that passing them never allocates).
+var (
+	replacementChar = []byte("\uFFFD")
+	crByte          = []byte{'\r'}
+)
+
+// emitter receives the sanitizer's output. Slices passed to it are only valid during the call.
+type emitter interface {
+	// text receives sanitized text; lastNL is the index of the last '\n' in b, or -1.
+	text(b []byte, lastNL int)
+	// cr reports a bare CR followed by text. n >= 0: the last n bytes emitted (the current run since
+	// the line start or the previous CR) are discarded. n < 0: that run was longer than
+	// MaxOverwriteBytes and is kept. Either way a new run starts.
+	cr(n int)
+}
+
+// sanitizer is the byte-level state machine of SPEC §3.8: incremental UTF-8 decoding with U+FFFD for
+// invalid bytes (one per maximal invalid subpart, as the WHATWG decoder), removal of complete escape
+// sequences, CRLF → LF, bare-CR line discards, and removal of C0/C1 controls other than tab and newline.
+// All state carries across write calls; nothing allocates per byte.
+type sanitizer struct {
+	out emitter
+
+	// Bounds: MaxEscapeBytes and MaxOverwriteBytes (smaller in tests, to reach them with small inputs).
+	escMax, owMax int
+
+	state     uint8
+	crPending bool // a CR was seen and no text has followed yet
+	run       int  // bytes emitted since the last '\n' or CR event
+
+	// UTF-8 decoder: need more continuation bytes, the next within [lower, upper].
+	need         int
+	lower, upper byte
+	npend        int
+	pend         [utf8.UTFMax]byte
+
+	// Escape sequence: seqN bytes so far (ESC included); seq holds the bytes after the ESC that turn
+	// back into text if the sequence is aborted.
+	seqN, seqLen int
+	seq          [MaxEscapeBytes]byte
+}
+
+// write sanitizes p.
+func (z *sanitizer) write(p []byte) {
+	for i := 0; i < len(p); {
+		if z.state != stGround {
+			i += z.escape(p[i:])
+			continue
+		}
+		if z.need > 0 {
+			c := p[i]
+			if c < z.lower || c > z.upper {
+				z.invalid() // c is looked at again as the start of something new
+				continue
+			}
+			i++
+			z.pend[z.npend] = c
+			z.npend++
+			z.need--
+			z.lower, z.upper = 0x80, 0xbf
+			if z.need == 0 {
+				n := z.npend
+				z.npend = 0
+				if n == 2 && z.pend[0] == 0xc2 && z.pend[1] < 0xa0 {
+					continue // C1 control U+0080–U+009F
+				}
+				z.emit(z.pend[:n])
+			}
+			continue
+		}
+		// Fast path: the longest run of bytes that pass unchanged.
+		j := i
+		for j < len(p) {
+			c := p[j]
+			if c < utf8.RuneSelf {
+				if plain[c] {
+					j++
+					continue
+				}
+				break
+			}
+			r, size := utf8.DecodeRune(p[j:])
+			if size == 1 || r < 0xa0 {
+				break // invalid, incomplete, or a C1 control: slow path
+			}
+			j += size
+		}
+		if j > i {
+			z.emit(p[i:j])
+			i = j
+			continue
+		}
+		c := p[i]
+		i++
+		switch {
+		case c == '\r':
+			z.crPending = true
+		case c == 0x1b:
+			z.state, z.seqN, z.seqLen = stEsc, 1, 0
+		case c < utf8.RuneSelf:
+			// other C0 control or DEL: removed
+		default:
+			z.lead(c)
+		}
+	}
+}
+
+// lead starts a multi-byte character at c (not ASCII).
+func (z *sanitizer) lead(c byte) {
+	z.lower, z.upper = 0x80, 0xbf
+	switch {
+	case c >= 0xc2 && c <= 0xdf:
+		z.need = 1
+	case c == 0xe0:
+		z.need, z.lower = 2, 0xa0
+	case c == 0xed:
+		z.need, z.upper = 2, 0x9f // no surrogates
+	case c >= 0xe1 && c <= 0xef:
+		z.need = 2
+	case c == 0xf0:
+		z.need, z.lower = 3, 0x90
+	case c == 0xf4:
+		z.need, z.upper = 3, 0x8f // nothing above U+10FFFF
+	case c >= 0xf1 && c <= 0xf3:
+		z.need = 3
+	default:
+		z.emit(replacementChar) // 0x80–0xc1, 0xf5–0xff
+		return
+	}
+	z.pend[0] = c
+	z.npend = 1
+}
+
+// invalid ends a character that cannot be completed: one U+FFFD for the bytes held.
+func (z *sanitizer) invalid() {
+	z.need, z.npend = 0, 0
+	z.emit(replacementChar)
+}
+
+// hold keeps byte c of an escape sequence in case the sequence turns back into text.
+func (z *sanitizer) hold(c byte) {
+	z.seq[z.seqLen] = c
+	z.seqLen++
+	z.seqN++
+}
+
+// escape consumes bytes of an escape sequence from p and returns how many it took. It stops after
+// the sequence ends (state ground) or before a byte that aborts it.
+func (z *sanitizer) escape(p []byte) int {
+	for i, c := range p {
+		if z.seqN >= z.escMax {
+			z.abort() // c would make the sequence too long
+			return i
+		}
+		switch z.state {
+		case stEsc:
+			switch {
+			case c == '[':
+				z.state = stCSI
+			case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+				z.state = stStr
+			case c >= 0x20 && c <= 0x2f:
+				z.state = stEscInter
+			case c >= 0x30 && c <= 0x7e:
+				z.state = stGround // two-byte sequence: ESC 7, ESC =, ESC M, ESC \ …
+				return i + 1
+			default:
+				z.abort()
+				return i
+			}
+			z.hold(c)
+		case stEscInter:
+			switch {
+			case c >= 0x20 && c <= 0x2f:
+				z.hold(c)
+			case c >= 0x30 && c <= 0x7e:
+				z.state = stGround // e.g. ESC ( B
+				return i + 1
+			default:
+				z.abort()
+				return i
+			}
+		case stCSI:
+			switch {
+			case c >= 0x20 && c <= 0x3f: // parameter and intermediate bytes
+				z.hold(c)
+			case c >= 0x40 && c <= 0x7e: // final byte
+				z.state = stGround
+				return i + 1
+			default:
+				z.abort()
+				return i
+			}
+		case stStr:
+			switch {
+			case c == 0x07: // BEL ends an OSC (accepted for all control strings)
+				z.state = stGround
+				return i + 1
+			case c == 0x1b:
+				z.state = stStrEsc
+				z.seqN++
+			case c < 0x20:
+				z.abort()
+				return i
+			default:
+				z.hold(c)
+			}
+		case stStrEsc:
+			if c == '\\' { // ST
+				z.state = stGround
+				return i + 1
+			}
+			z.abort() // the inner ESC starts a new sequence; c is looked at again
+			return i
+		}
+	}
+	return len(p)
+}
+
+// abort gives up the current escape sequence: its ESC is dropped and the bytes after it are text.
+// An ESC inside a control string that did not start ST starts a new sequence.
+func (z *sanitizer) abort() {
+	inner := z.state == stStrEsc
+	n := z.seqLen
+	z.state, z.seqN, z.seqLen = stGround, 0, 0
+	// The held bytes contain no ESC and no C0 control, so this never re-enters an escape state
+	// and never touches z.seq while reading it.
+	z.write(z.seq[:n])
+	if inner {
+		z.state, z.seqN, z.seqLen = stEsc, 1, 0
+	}
+}
+
+// flush ends the stream: an unterminated sequence becomes text, an incomplete character becomes
+// U+FFFD, and a pending CR is dropped.
+func (z *sanitizer) flush() {
+	for z.state != stGround {
+		z.abort()
+	}
+	if z.need > 0 {
+		z.invalid()
+	}
+	z.crPending = false
+}
+
+// emit passes sanitized text on, first resolving a pending CR: followed by '\n' it is dropped
+// (CRLF → LF); followed by other text it discards the current run.
+func (z *sanitizer) emit(b []byte) {
+	if z.crPending {
+		z.crPending = false
+		if b[0] != '\n' {
+			if z.run <= z.owMax {
+				z.out.cr(z.run)
+			} else {
+				z.out.cr(-1)
+			}
+			z.run = 0
+		}
+	}
+	k := bytes.LastIndexByte(b, '\n')
+	if k >= 0 {
+		z.run = len(b) - k - 1
+	} else {
+		z.run += len(b)
+	}
+	z.out.text(b, k)
+}
+
+// NewSanitizer returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes
+// the text to w: the same text the sink shows and counts. It holds at most one run of a line
+// ([MaxOverwriteBytes]) plus a small buffer, and writes to w at the end of each Write. Close
+// flushes what is pending (an unterminated escape sequence becomes text, an incomplete character
+// U+FFFD) but does not close w. A NUL byte is removed like any other control character; binary
+// detection is the sink's job. Write and Close return the first error of w.
+func NewSanitizer(w io.Writer) io.WriteCloser {
+	return newSanitizeWriter(w, MaxEscapeBytes, MaxOverwriteBytes)
+}
+
+func newSanitizeWriter(w io.Writer, escMax, owMax int) *sanitizeWriter {
+	sw := &sanitizeWriter{w: w, buf: make([]byte, 0, 32<<10)}
+	sw.z.out, sw.z.escMax, sw.z.owMax = sw, escMax, owMax
+	return sw
+}
+
+// sanitizeWriter implements NewSanitizer. run holds the current run of the line (since the line
+// start or the last CR) while it is at most MaxOverwriteBytes, since a CR may still discard it;
+// past that the run is written through.
+type sanitizeWriter struct {
+	z       sanitizer
+	w       io.Writer
+	buf     []byte // committed text not yet written to w
+	run     []byte
+	through bool // the current run is longer than MaxOverwriteBytes: pass it through
+	err     error
+	closed  bool
+}
+
+func (sw *sanitizeWriter) Write(p []byte) (int, error) {
+	if sw.err != nil {
+		return 0, sw.err
+	}
+	if sw.closed {
+		return 0, ErrClosed
+	}
+	sw.z.write(p)
+	sw.drain()
+	if sw.err != nil {
+		return 0, sw.err
+	}
+	return len(p), nil
+}
+
+func (sw *sanitizeWriter) Close() error {
+	if sw.closed {
+		return sw.err
+	}
+	sw.closed = true
+	sw.z.flush()
+	sw.put(sw.run)
+	sw.run = sw.run[:0]
+	sw.drain()
+	return sw.err
+}
+
+func (sw *sanitizeWriter) text(b []byte, lastNL int) {
+	if lastNL >= 0 {
+		sw.put(sw.run)
+		sw.run = sw.run[:0]
+		sw.put(b[:lastNL+1])
+		sw.through = false
+		b = b[lastNL+1:]
+	}
+	switch {
+	case len(b) == 0:
+	case sw.through:
+		sw.put(b)
+	case len(sw.run)+len(b) > sw.z.owMax:
+		sw.put(sw.run)
+		sw.run = sw.run[:0]
+		sw.put(b)
+		sw.through = true
+	default:
+		sw.run = append(sw.run, b...)
+	}
+}
+
+func (sw *sanitizeWriter) cr(n int) {
+	if n >= 0 {
+		sw.run = sw.run[:len(sw.run)-n] // n == len(sw.run): the sanitizer counts the same run
+	}
+	sw.through = false
+}
+
+func (sw *sanitizeWriter) put(b []byte) {
+	if len(sw.buf)+len(b) > cap(sw.buf) {
+		sw.drain()
+		if len(b) > cap(sw.buf) {
+			sw.writeOut(b)
+			return
+		}
+	}
+	sw.buf = append(sw.buf, b...)
+}
+
+func (sw *sanitizeWriter) drain() {
+	sw.writeOut(sw.buf)
+	sw.buf = sw.buf[:0]
+}
+
+func (sw *sanitizeWriter) writeOut(b []byte) {
+	if len(b) == 0 || sw.err != nil {
+		return
+	}
+	_, sw.err = sw.w.Write(b)
+}

@@ -1,0 +1,514 @@
+// Package sink turns the merged stdout+stderr byte stream of a command into what the model is shown,
+// with bounded memory whatever the output size (SPEC §3.8, §3.2 limits, §3.6 artifacts).
+//
+// A [Sink] is an io.Writer. It sanitizes the stream as it arrives (incremental UTF-8 with U+FFFD for
+// invalid bytes, escape sequences and control characters removed, CRLF → LF, a bare CR discarding the
+// text before it on its line), keeps a tail window of the sanitized text, counts lines and bytes of the
+// whole stream, applies head/tail line limits to the whole stream, and spills the raw bytes to an
+// artifact on the first overflow. [Sink.Close] returns a [Summary]. Memory is a few times MaxBytes
+// (plus [MaxOverwriteBytes] and [MaxEscapeBytes]); the hot path does not allocate.
+//
+// [NewSanitizer] is the same sanitizer as a streaming io.Writer filter, used to print an artifact's text.
+package sink
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// Defaults (SPEC §3.8, §3.6).
+const (
+	DefaultMaxBytes         = 51200     // 50 KB tail window
+	DefaultArtifactMaxBytes = 256 << 20 // 256 MiB artifact cap
+)
+
+var newline = []byte{'\n'}
+
+var (
+	// ErrHeadLimit is returned by [Sink.Write] once the head line limit is met and a bounded amount
+	// past it was read for the artifact: the caller should stop reading and close the pipe, as
+	// `| head` would (SPEC §3.2).
+	ErrHeadLimit = errors.New("sink: head limit reached")
+	// ErrClosed is returned by Write after Close.
+	ErrClosed = errors.New("sink: write after close")
+)
+
+// Options configures a [Sink]. The zero value is usable except for Head and Tail, where 0 is a
+// real limit: use -1 for none.
+type Options struct {
+	// MaxBytes is the size of the shown window in bytes of sanitized text; <= 0 → DefaultMaxBytes.
+	MaxBytes int
+	// Head and Tail are line limits on the whole stream; a negative value means none. Head is applied
+	// first, then Tail to what Head kept, then the MaxBytes window (SPEC §3.2).
+	Head, Tail int
+	// ArtifactMaxBytes caps the raw bytes written to the artifact; <= 0 → DefaultArtifactMaxBytes.
+	ArtifactMaxBytes int64
+	// OpenArtifact is called at most once, lazily: when the raw bytes buffered would exceed MaxBytes,
+	// or at Close when something was cut (a head/tail limit that hid lines counts, even for small
+	// output) or the output is binary, and nothing was spilled yet. The sink writes the raw stream to
+	// w and closes it. An error becomes a warning in Summary.Warnings and the sink goes on without an
+	// artifact. Nil: no artifact.
+	OpenArtifact func() (w io.WriteCloser, id string, err error)
+	// Live, if set, receives the sanitized text as it arrives, once per Write (text mode on a
+	// terminal). A CR that discards text is passed on as a single '\r' before the text that
+	// replaces it. Lines past a Head limit and text after binary is detected are not passed on. A
+	// Live error becomes a warning and stops live output.
+	Live io.Writer
+
+	escMax, owMax int // tests only: smaller sanitizer bounds; 0 → MaxEscapeBytes, MaxOverwriteBytes
+}
+
+// Summary is what a [Sink] saw, returned by [Sink.Close]. Counts are in bytes of sanitized text
+// and in lines, where a line is a run ending in '\n' plus a final unterminated run if non-empty.
+type Summary struct {
+	// Text is what is shown: the sanitized stream after Head, then Tail, then the MaxBytes window,
+	// which starts at the first line start that still leaves output, else on a UTF-8 boundary. It
+	// keeps its final newline if any (the caller drops one). For binary output it is
+	// "[binary output: N bytes]".
+	Text                     string
+	TotalLines, TotalBytes   int64 // the whole sanitized stream read (raw bytes read, for binary)
+	OutputLines, OutputBytes int64 // of Text (0 for binary)
+	// Truncated: Text is not the whole sanitized stream (binary output does not count as a cut).
+	Truncated bool
+	// TruncatedBy is "bytes" when the MaxBytes window cut what the limits chose, else "lines" (a
+	// head/tail limit chose what is shown); "" when not truncated.
+	TruncatedBy string
+	// ShownStart and ShownEnd are the 1-based inclusive line numbers of Text within the whole stream;
+	// 0, 0 when nothing is shown.
+	ShownStart, ShownEnd int64
+	// FirstLinePartial: Text starts inside line ShownStart (one line longer than MaxBytes was cut on
+	// a UTF-8 boundary).
+	FirstLinePartial bool
+	// ArtifactID is the id OpenArtifact returned, when the artifact was written without error. It can
+	// be set while Truncated is false: a raw stream longer than MaxBytes is spilled even when its
+	// sanitized text fits (escape codes, progress bars); the artifact is kept, nothing is claimed cut.
+	ArtifactID string
+	// ArtifactCapped: the raw stream exceeded ArtifactMaxBytes; ArtifactOmitted bytes were left out
+	// and the artifact ends with a marker line and the final sanitized window.
+	ArtifactCapped  bool
+	ArtifactOmitted int64
+	// Binary: a NUL byte was seen. The artifact keeps the raw bytes.
+	Binary bool
+	// HeadLimitReached: Write returned ErrHeadLimit; the counts cover what was read.
+	HeadLimitReached bool
+	Warnings         []string
+}
+
+// Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from
+// different goroutines (they are serialized).
+type Sink struct {
+	mu  sync.Mutex
+	o   Options
+	z   sanitizer
+	win ring // sanitized text of the lines within Head
+
+	rawTotal int64 // raw bytes read
+	total    int64 // sanitized bytes
+	nl       int64 // newlines in the sanitized stream
+	lineLen  int64 // sanitized bytes of the current line
+
+	headMet  bool  // text past the Head limit was seen
+	headRaw  int64 // rawTotal before the Write that met the head limit
+	headStop bool  // ErrHeadLimit returned
+	binary   bool
+
+	raw       []byte // raw bytes not yet in the artifact (until the first spill)
+	spilled   bool   // OpenArtifact succeeded
+	artFailed bool   // OpenArtifact failed or is nil: no artifact
+	artBroken bool   // a write to the artifact failed
+	art       io.WriteCloser
+	artID     string
+	artN      int64 // raw bytes written to the artifact
+	omitted   int64 // raw bytes left out past the cap
+
+	liveBuf []byte
+	liveErr bool
+
+	warnings []string
+	closed   bool
+	sum      Summary
+}
+
+// New returns a sink for one command's output. It allocates its windows up front (about
+// 2×MaxBytes + MaxOverwriteBytes + MaxEscapeBytes).
+func New(o Options) *Sink {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Head < 0 {
+		o.Head = -1
+	}
+	if o.Tail < 0 {
+		o.Tail = -1
+	}
+	if o.ArtifactMaxBytes <= 0 {
+		o.ArtifactMaxBytes = DefaultArtifactMaxBytes
+	}
+	if o.escMax <= 0 {
+		o.escMax = MaxEscapeBytes
+	}
+	if o.owMax <= 0 {
+		o.owMax = MaxOverwriteBytes
+	}
+	s := &Sink{o: o, headRaw: -1}
+	s.z.out, s.z.escMax, s.z.owMax = s, o.escMax, o.owMax
+	// One byte more than MaxBytes shows whether the window starts at a line start; MaxOverwriteBytes
+	// more keeps MaxBytes held after a CR discards a run.
+	s.win = newRing(o.MaxBytes + o.owMax + 1)
+	s.artFailed = o.OpenArtifact == nil
+	if o.Live != nil {
+		s.liveBuf = make([]byte, 0, 32<<10)
+	}
+	return s
+}
+
+// Write consumes p (all of it, or nothing after ErrHeadLimit or Close). It returns ErrHeadLimit
+// from the Write by which MaxBytes raw bytes were read past the start of the Write that met the
+// head limit (at once when there is no artifact to save them to), and 0, ErrHeadLimit after that.
+func (s *Sink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	if s.headStop {
+		return 0, ErrHeadLimit
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	start := s.rawTotal
+	s.rawTotal += int64(len(p))
+	s.keepRaw(p)
+	if !s.binary {
+		if bytes.IndexByte(p, 0) >= 0 {
+			s.binary = true
+			s.liveFlush()
+			if s.o.Head >= 0 {
+				s.headMet = true // the view is a placeholder: reading on is pointless
+			}
+		} else {
+			s.z.write(p)
+			s.liveFlush()
+		}
+	}
+	if s.headMet {
+		if s.headRaw < 0 {
+			s.headRaw = start
+		}
+		if s.rawTotal-s.headRaw >= int64(s.o.MaxBytes) || s.artFailed || s.artBroken {
+			s.headStop = true
+			return len(p), ErrHeadLimit
+		}
+	}
+	return len(p), nil
+}
+
+// text receives sanitized text (emitter).
+func (s *Sink) text(b []byte, lastNL int) {
+	n := int64(len(b))
+	var nls int64
+	if lastNL >= 0 {
+		nls = int64(bytes.Count(b, newline))
+	}
+	if !s.headMet {
+		f := b
+		if s.o.Head >= 0 {
+			left := int64(s.o.Head) - s.nl // newlines still within the head
+			switch {
+			case left <= 0:
+				f, s.headMet = nil, true
+			case nls >= left:
+				k := nthNewline(b, left)
+				if k+1 < len(b) {
+					f, s.headMet = b[:k+1], true
+				}
+			}
+		}
+		if len(f) > 0 {
+			s.win.write(f)
+			s.live(f)
+		}
+	}
+	s.total += n
+	if lastNL >= 0 {
+		s.nl += nls
+		s.lineLen = int64(len(b) - lastNL - 1)
+	} else {
+		s.lineLen += n
+	}
+}
+
+// cr receives a CR discard (emitter).
+func (s *Sink) cr(n int) {
+	if n <= 0 {
+		return
+	}
+	s.total -= int64(n)
+	s.lineLen -= int64(n)
+	if !s.headMet { // the current line is within the head: it is in the window
+		s.win.retract(int64(n))
+		s.live(crByte)
+	}
+}
+
+// nthNewline returns the index of the n-th '\n' in b (n >= 1, b holds at least n).
+func nthNewline(b []byte, n int64) int {
+	off := 0
+	for {
+		k := bytes.IndexByte(b[off:], '\n')
+		if n--; n == 0 {
+			return off + k
+		}
+		off += k + 1
+	}
+}
+
+func (s *Sink) live(b []byte) {
+	if s.liveBuf == nil || s.liveErr || s.binary {
+		return
+	}
+	if len(s.liveBuf)+len(b) > cap(s.liveBuf) {
+		s.liveFlush()
+		if len(b) > cap(s.liveBuf) {
+			s.liveWrite(b)
+			return
+		}
+	}
+	s.liveBuf = append(s.liveBuf, b...)
+}
+
+func (s *Sink) liveFlush() {
+	if len(s.liveBuf) > 0 {
+		s.liveWrite(s.liveBuf)
+		s.liveBuf = s.liveBuf[:0]
+	}
+}
+
+func (s *Sink) liveWrite(b []byte) {
+	if s.liveErr {
+		return
+	}
+	if _, err := s.o.Live.Write(b); err != nil {
+		s.liveErr = true
+		s.warn("live output stopped: %v", err)
+	}
+}
+
+func (s *Sink) warn(format string, a ...any) {
+	s.warnings = append(s.warnings, fmt.Sprintf(format, a...))
+}
+
+// keepRaw buffers raw bytes until the first overflow, then writes them to the artifact.
+func (s *Sink) keepRaw(p []byte) {
+	switch {
+	case s.spilled:
+		s.artWrite(p)
+	case s.artFailed:
+	case len(s.raw)+len(p) <= s.o.MaxBytes:
+		if s.raw == nil {
+			s.raw = make([]byte, 0, min(s.o.MaxBytes, max(len(p), 4096)))
+		}
+		s.raw = append(s.raw, p...)
+	default:
+		s.spill()
+		s.artWrite(p)
+	}
+}
+
+// spill opens the artifact and writes what is buffered.
+func (s *Sink) spill() {
+	if s.spilled || s.artFailed {
+		return
+	}
+	w, id, err := s.o.OpenArtifact()
+	if err != nil {
+		s.artFailed = true
+		s.raw = nil
+		s.warn("artifact not saved: %v", err)
+		return
+	}
+	s.spilled, s.art, s.artID = true, w, id
+	s.artWrite(s.raw)
+	s.raw = nil
+}
+
+// artWrite appends raw bytes to the artifact up to the cap.
+func (s *Sink) artWrite(b []byte) {
+	if s.artBroken || len(b) == 0 {
+		return
+	}
+	if room := s.o.ArtifactMaxBytes - s.artN; int64(len(b)) > room {
+		room = max(room, 0)
+		s.omitted += int64(len(b)) - room
+		b = b[:room]
+		if len(b) == 0 {
+			return
+		}
+	}
+	s.artN += int64(len(b))
+	s.artPut(b)
+}
+
+// artPut writes to the artifact; a failure drops the artifact with a warning.
+func (s *Sink) artPut(b []byte) {
+	if s.artBroken {
+		return
+	}
+	if _, err := s.art.Write(b); err != nil {
+		s.artBroken = true
+		s.warn("artifact %s dropped: write failed: %v", s.artID, err)
+	}
+}
+
+// Close ends the stream and returns the summary. It flushes the sanitizer, writes the artifact if
+// something was cut and none was written yet, appends the cap marker and final window to a capped
+// artifact, and closes the artifact writer. Later calls return the same summary.
+func (s *Sink) Close() Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return s.sum
+	}
+	s.closed = true
+	if !s.binary {
+		s.z.flush()
+		s.liveFlush()
+	}
+	sum, tail := s.summarize()
+	if sum.Truncated || sum.Binary {
+		s.spill()
+	}
+	if s.spilled {
+		if s.omitted > 0 {
+			s.artPut(fmt.Appendf(nil, "\n[agentbash: %d bytes omitted: artifact capped at %s]\n",
+				s.omitted, FormatSize(s.o.ArtifactMaxBytes)))
+			s.artPut(tail)
+		}
+		if err := s.art.Close(); err != nil && !s.artBroken {
+			s.artBroken = true
+			s.warn("artifact %s dropped: close failed: %v", s.artID, err)
+		}
+		if !s.artBroken {
+			sum.ArtifactID = s.artID
+			sum.ArtifactCapped = s.omitted > 0
+			sum.ArtifactOmitted = s.omitted
+		}
+	}
+	sum.HeadLimitReached = s.headStop
+	sum.Warnings = s.warnings
+	s.sum = sum
+	s.win, s.raw, s.liveBuf = ring{}, nil, nil
+	return sum
+}
+
+// summarize computes the summary from the window and counts. tail is the final sanitized window of
+// the whole stream for a capped artifact (nil when the window does not hold the stream's end).
+func (s *Sink) summarize() (sum Summary, tail []byte) {
+	if s.binary {
+		return Summary{
+			Text:       "[binary output: " + strconv.FormatInt(s.rawTotal, 10) + " bytes]",
+			TotalBytes: s.rawTotal,
+			Binary:     true,
+		}, nil
+	}
+	sum.TotalBytes = s.total
+	sum.TotalLines = s.nl
+	if s.lineLen > 0 {
+		sum.TotalLines++
+	}
+
+	r := &s.win
+	end := r.w // the fed text: lines 1..min(Head, all), sanitized
+	maxB := int64(s.o.MaxBytes)
+	winLo := max(r.lo, end-maxB-1)
+	buf := r.slice(winLo, end)
+	at := func(q int64) byte { return buf[q-winLo] }
+
+	// Where the Tail limit starts; -1: before the held window (the lines are longer than it).
+	var limitStart int64
+	if t := int64(s.o.Tail); t == 0 {
+		limitStart = end
+	} else if t > 0 {
+		pos := end
+		if end > winLo && at(end-1) == '\n' {
+			pos-- // a final newline does not make an extra line
+		}
+		found := int64(0)
+		for found < t {
+			k := bytes.LastIndexByte(buf[:pos-winLo], '\n')
+			if k < 0 {
+				break
+			}
+			found++
+			pos = winLo + int64(k)
+		}
+		switch {
+		case found == t:
+			limitStart = pos + 1
+		case winLo == 0:
+			limitStart = 0
+		default:
+			limitStart = -1
+		}
+	}
+
+	start, byteCut, partial := s.cut(buf, winLo, end, limitStart)
+	text := buf[start-winLo:]
+	sum.Text = string(text)
+	sum.OutputBytes = int64(len(text))
+	sum.OutputLines = int64(bytes.Count(text, newline))
+	if len(text) > 0 && text[len(text)-1] != '\n' {
+		sum.OutputLines++
+	}
+	if len(text) > 0 {
+		fedNL := s.nl
+		if s.headMet {
+			fedNL = int64(s.o.Head)
+		}
+		sum.ShownEnd = fedNL
+		if at(end-1) != '\n' {
+			sum.ShownEnd++
+		}
+		sum.ShownStart = sum.ShownEnd - sum.OutputLines + 1
+		sum.FirstLinePartial = partial
+	}
+	if sum.OutputBytes < sum.TotalBytes {
+		sum.Truncated = true
+		sum.TruncatedBy = "lines"
+		if byteCut {
+			sum.TruncatedBy = "bytes"
+		}
+	}
+	if s.omitted > 0 && !s.headMet {
+		t, _, _ := s.cut(buf, winLo, end, 0)
+		tail = buf[t-winLo:]
+	}
+	return sum, tail
+}
+
+// cut applies the MaxBytes window to the fed text [limitStart, end) held in buf (from winLo). It
+// returns where the shown text starts, whether the window cut into what the limits chose, and
+// whether it starts inside a line.
+func (s *Sink) cut(buf []byte, winLo, end, limitStart int64) (start int64, byteCut, partial bool) {
+	byteStart := max(end-int64(s.o.MaxBytes), 0)
+	if limitStart >= byteStart {
+		return limitStart, false, false
+	}
+	// The first line start in the window that still leaves output. The ring holds the byte before
+	// the window (its size is MaxBytes+MaxOverwriteBytes+1 and a discard retracts at most
+	// MaxOverwriteBytes), so whether the window itself starts a line is known.
+	from := max(byteStart-1, winLo)
+	if k := bytes.IndexByte(buf[from-winLo:end-1-winLo], '\n'); k >= 0 {
+		return from + int64(k) + 1, true, false
+	}
+	start = byteStart
+	for start < end && buf[start-winLo]&0xc0 == 0x80 {
+		start++ // never split a character
+	}
+	return start, true, true
+}
