@@ -38,9 +38,10 @@ func isolate(t *testing.T) string {
 
 // TestResultsMatchSchema validates real results of every kind against schema/result.schema.json.
 func TestResultsMatchSchema(t *testing.T) {
+	schemaPath, _ := filepath.Abs("../schema/result.schema.json")
 	dir := isolate(t)
 	c := jsonschema.NewCompiler()
-	sch, err := c.Compile("../schema/result.schema.json")
+	sch, err := c.Compile(schemaPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +82,9 @@ func TestResultsMatchSchema(t *testing.T) {
 // TestConfigExampleLoadsStrictly loads config.example.yaml with unknown keys and wrong types rejected,
 // and checks that it holds exactly the built-in defaults.
 func TestConfigExampleLoadsStrictly(t *testing.T) {
+	example, _ := filepath.Abs("../config.example.yaml")
 	isolate(t)
-	out, stderr, code := runCLI(t, "run", "--config", "../config.example.yaml", "echo $CI")
+	out, stderr, code := runCLI(t, "run", "--config", example, "echo $CI")
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/agentbash/agentbash/pkg/config"
 )
@@ -75,6 +76,9 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 	if err != nil {
 		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
 	}
+	if err := restoreEnvCase(&cfg, path); err != nil {
+		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+	}
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
 	}
@@ -124,4 +128,36 @@ func parseScalar(from, to reflect.Type, data any) (any, error) {
 		return strconv.ParseFloat(s, 64)
 	}
 	return data, nil
+}
+
+// restoreEnvCase gives shell.env its variable names back as written: viper lowercases every key, and
+// environment variable names are case-sensitive.
+func restoreEnvCase(cfg *config.Config, path string) error {
+	if len(cfg.Shell.Env) == 0 || path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var raw struct {
+		Shell struct {
+			Env map[string]any `yaml:"env"`
+		} `yaml:"shell"`
+	}
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	env := make(map[string]string, len(cfg.Shell.Env))
+	for k, v := range cfg.Shell.Env {
+		env[k] = v
+	}
+	for name := range raw.Shell.Env {
+		if v, ok := cfg.Shell.Env[strings.ToLower(name)]; ok {
+			delete(env, strings.ToLower(name))
+			env[name] = v
+		}
+	}
+	cfg.Shell.Env = env
+	return nil
 }

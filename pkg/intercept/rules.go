@@ -15,21 +15,36 @@ var fragments = strings.NewReplacer(
 	// {R}: a redirection that reads no file: output to a file, a heredoc, a here-string.
 	"{R}", "(?:\\d+|&)?(?:>>|>\\||>&|>|<<<|<<-|<<)\\s*{T}",
 	// {S}: a source the command reads: a file operand, or an input redirection from a file.
-	"{S}", "(?:(?![-+<>&|]|\\d+[<>]){W}|\\d*<>?\\s*{T})",
+	// Devices and /proc files are not files a read tool serves (`head -c 16 /dev/urandom`).
+	"{S}", "(?!/dev/|/proc/)(?:(?![-+<>&|]|\\d+[<>]){W}|\\d*<(?![<(&])>?\\s*(?!/dev/|/proc/){T})",
 	// {OP}: an operand that is no option and no redirection.
 	"{OP}", "(?![-+<>&|]|\\d+[<>]){W}",
 	// {E}: the end of a word.
 	"{E}", "(?=\\s|$)",
+	// {D}: an operand after `--`, which may start with a dash.
+	"{D}", "--(?:\\s+{R})*\\s+(?![<>&|]|\\d+[<>]){W}",
+	// {X}: an optional command that runs the next words as a command (`xargs sed -i`, `find … -exec sed -i`).
+	"{X}", "(?:(?:xargs|find|fd|sudo|env|command|nice|nohup)(?:\\s+{W})*?\\s+)?",
 	// {P}: the optional pipe operator of a later pipeline stage, for commands that never read stdin.
 	"{P}", "(?:\\|&?\\s*)?",
+	// {GO}: a grep option that does not give the pattern; -A/-B/-C/-D/-d/-m and some long options take an
+	// argument.
+	"{GO}", `(?:-[^\s\-ABCDdefm]*(?:[ABCDdm](?:\S+|\s+{W}))?{E}`+
+		`|--(?!(?:regexp|file)(?:[=\s]|$))(?!{GL}\s)[^\s=]*(?:={W}|=)?{E}|--{GL}\s+{W})`,
+	"{GL}", `(?:include|exclude|exclude-dir|exclude-from|max-count|context|after-context|before-context|label|binary-files|devices|directories)`,
+	// {GP}: a grep option giving the pattern: -e PAT, -ePAT, -ie PAT, -f FILE, --regexp=PAT, --file FILE.
+	"{GP}", `(?:-[^\s\-ABCDdefm]*[ef](?:\S+|\s+{W})|--(?:regexp|file)(?:={W}|\s+{W}))`,
 )
 
 func pattern(p string) string {
-	// Fragments nest ({S} uses {W} and {T}); three passes expand them fully.
-	for range 3 {
-		p = fragments.Replace(p)
+	// Fragments nest ({S} uses {W} and {T}); expand until nothing changes.
+	for {
+		q := fragments.Replace(p)
+		if q == p {
+			return p
+		}
+		p = q
 	}
-	return p
 }
 
 // Built-in messages, in the style of pi's interceptor (research/pi-bash-tool.md §2.1).
@@ -48,10 +63,10 @@ var defaultRules = []Rule{
 	// head/tail naming a file (`head -n 5 f`, `tail -f log`, `tail -n +5 f`, `head -5 < f`); -n/-c/-s and
 	// their long forms take a separate argument. Not: `head -n 5` (stdin), `| tail -3` (a filter).
 	{Pattern: pattern(`^(?:head|tail)(?:\s+(?:(?:-[ncs]|--(?:lines|bytes|pid|sleep-interval|max-unchanged-stats))\s+{W}` +
-		`|-(?!(?:[ncs]|-(?:lines|bytes|pid|sleep-interval|max-unchanged-stats)){E})\S*|\+\S*|{R}))*\s+{S}`),
+		`|-(?!(?:[ncs]|-(?:lines|bytes|pid|sleep-interval|max-unchanged-stats)){E})\S*|\+\S*|{R}))*\s+(?:{S}|{D})`),
 		Tool: "read", Message: msgRead},
 	// cat/less/more naming a file (`cat f`, `cat -n f`, `cat < f`). Not: `cat`, `cat -`, `cat <<EOF > f`.
-	{Pattern: pattern(`^(?:cat|less|more)(?:\s+(?:-\S*|\+\S*|{R}))*\s+{S}`),
+	{Pattern: pattern(`^(?:cat|less|more)(?:\s+(?:-\S*|\+\S*|{R}))*\s+(?:{S}|{D})`),
 		Tool: "read", Message: msgRead},
 	// grep searching recursively (`grep -rn x .`, `grep -R x`, `grep --recursive x`).
 	{Pattern: pattern(`^[ef]?grep(?:\s+{W})*?\s+(?:-[^\s\-ABCDdefm]*[rR]\S*|--(?:recursive|dereference-recursive|directories=recurse)` +
@@ -62,28 +77,28 @@ var defaultRules = []Rule{
 	{Pattern: pattern(`^[ef]?grep(?:\s+(?:{GO}|{R}))*\s+(?:{GP}|{OP})(?:\s+(?:{GO}|{GP}|{R}))*\s+{S}`),
 		Tool: "grep", Message: msgGrep},
 	// rg/ag/ack as the first stage: they search the working directory when given no path. Not: `rg --version`,
-	// `| rg x` (a filter).
-	{Pattern: pattern(`^(?:rg|ag|ack)\s+(?!(?:-V|-h|--version|--help|--type-list){E})`),
+	// `rg --files` (a finder), `| rg x` (a filter).
+	{Pattern: pattern(`^(?:rg|ag|ack)\s+(?!(?:-V|-h|--version|--help|--type-list){E})(?!(?:{W}\s+)*?--files{E})`),
 		Tool: "grep", Message: msgGrep},
 	// find with a name/type filter and no action (`find . -name '*.go'`, `find . -type f`). Not: `-exec`,
 	// `-delete` and other actions, which the find tool cannot do.
 	{Pattern: pattern(`^{P}find(?!(?:\s+{W})*?\s+-(?:exec|execdir|ok|okdir|delete|fprint0?|fprintf|fls){E})` +
 		`(?:\s+{W})*?\s+-(?:i?name|i?path|i?wholename|i?regex|i?lname|x?type){E}`),
 		Tool: "find", Message: msgFind},
-	// fd with a pattern or filter and no --exec (`fd -e go`, `fd main`); locate with a pattern.
+	// fd with a pattern or filter and no --exec (`fd -e go`, `fd main`); locate with a pattern; `rg --files`.
 	{Pattern: pattern(`^{P}(?:fd|fdfind)(?!(?:\s+{W})*?\s+(?:-[xX]|--exec(?:-batch)?)(?=[\s=]|$))\s+(?!(?:-V|-h|--version|--help){E})` +
-		`|^{P}(?:locate|plocate)(?:\s+{W})*?\s+{OP}`),
+		`|^{P}(?:locate|plocate)(?:\s+{W})*?\s+{OP}|^rg(?:\s+{W})*?\s+--files{E}`),
 		Tool: "find", Message: msgFind},
 	// sed -i / --in-place, also clustered (`sed -Ei`, `sed -i.bak`), anywhere in a pipeline.
-	{Pattern: pattern(`^{P}g?sed(?:\s+{W})*?\s+(?:-[^\s\-ef]*i\S*|--in-place(?:=\S*)?){E}`),
+	{Pattern: pattern(`^{P}{X}g?sed(?:\s+{W})*?\s+(?:-[^\s\-ef]*i\S*|--in-place(?:=\S*)?){E}`),
 		Tool: "edit", Message: msgSed},
 	// perl -i among the options before the script (`perl -pi -e …`, `perl -i.bak -pe …`, `perl -pie …`).
 	// Not: `perl -e 'print 1'`, `perl script.pl -i`.
-	{Pattern: pattern(`^{P}perl(?:\s+(?:-[acnpsStTuUwWXl0-9]*[eE]\s+{W}|-(?![acnpsStTuUwWXl0-9]*[eE]{E})\S*))*?` +
+	{Pattern: pattern(`^{P}{X}perl(?:\s+(?:-[acnpsStTuUwWXl0-9]*[eE]\s+{W}|-(?![acnpsStTuUwWXl0-9]*[eE]{E})\S*))*?` +
 		`\s+-[acnpsStTuUwWXl0-7]*i\S*{E}`),
 		Tool: "edit", Message: msgPerl},
 	// awk/gawk -i inplace (`--include=inplace`, `-iinplace`).
-	{Pattern: pattern(`^{P}g?awk(?:\s+{W})*?\s+(?:-i|--include)(?:\s+|=)?(['"]?)inplace(?:\.awk)?\1{E}`),
+	{Pattern: pattern(`^{P}{X}g?awk(?:\s+{W})*?\s+(?:-i|--include)(?:\s+|=)?(['"]?)inplace(?:\.awk)?\1{E}`),
 		Tool: "edit", Message: msgAwk},
 	// echo/printf with an output redirection to a file (`echo x > f`, `printf '%s' x >> f`); cat or tee fed
 	// by a heredoc or here-string into a file (`cat <<EOF > f`, `cat > f <<EOF`, `tee f <<EOF`); cat
@@ -91,20 +106,6 @@ var defaultRules = []Rule{
 	{Pattern: pattern(`^(?:{P}(?:echo|printf)|cat)(?:\s+{W})*?\s+(?:\d+|&)?>` +
 		`|^tee(?=(?:\s+{W})*?\s+<<)(?:\s+(?:-\S*|{R}))*\s+{OP}`),
 		Tool: "write", Message: msgWrite},
-}
-
-func init() {
-	grep := strings.NewReplacer(
-		// {GO}: a grep option that does not give the pattern; -A/-B/-C/-D/-d/-m take an argument.
-		"{GO}", `(?:-[^\s\-ABCDdefm]*(?:[ABCDdm](?:\S+|\s+{W}))?{E}`+
-			`|--(?!(?:regexp|file)(?:[=\s]|$))(?!(?:include|exclude|exclude-dir|exclude-from|max-count|context|after-context|before-context|label|binary-files|devices|directories)\s)[^\s=]*(?:={W}|=)?{E}`+
-			`|--(?:include|exclude|exclude-dir|exclude-from|max-count|context|after-context|before-context|label|binary-files|devices|directories)\s+{W})`,
-		// {GP}: an option giving the pattern: -e PAT, -ePAT, -ie PAT, -f FILE, --regexp=PAT, --file FILE.
-		"{GP}", `(?:-[^\s\-ABCDdefm]*[ef](?:\S+|\s+{W})|--(?:regexp|file)(?:={W}|\s+{W}))`,
-	)
-	for n := range defaultRules {
-		defaultRules[n].Pattern = pattern(grep.Replace(defaultRules[n].Pattern))
-	}
 }
 
 // DefaultRules returns the built-in rules of SPEC §3.3, in the order they are tried: readers (`read`),

@@ -56,7 +56,9 @@ func Normalize(command string) Result {
 		return none
 	}
 	out := src[:start] + src[c.end:]
-	if !verify(src, out) {
+	// A character that TrimSpace strips but the shell does not (`\v`, `\f`, `\r`) before the stage would be
+	// left at the end; such a command is left alone.
+	if out != strings.TrimSpace(out) || !verify(src, out) {
 		return none
 	}
 	return Result{Command: out, Head: c.head, Tail: c.tail}

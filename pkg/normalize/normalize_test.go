@@ -138,6 +138,9 @@ var normalizeTests = []struct {
 	{"dangling pipe", "ls |", "", -1, -1},
 	{"unterminated heredoc", "cat <<EOF | head -1\nabc", "", -1, -1},
 	{"empty", "   ", "", -1, -1},
+
+	// Found by FuzzNormalize.
+	{"vertical tab before pipe", "0\v|head -0", "", -1, -1},
 }
 
 func TestNormalize(t *testing.T) {

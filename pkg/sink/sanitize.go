@@ -269,6 +269,9 @@ func (z *sanitizer) abort() {
 	// and never touches z.seq while reading it.
 	z.write(z.seq[:n])
 	if inner {
+		if z.need > 0 {
+			z.invalid() // the ESC ends a character the held bytes left incomplete
+		}
 		z.state, z.seqN, z.seqLen = stEsc, 1, 0
 	}
 }

@@ -339,7 +339,7 @@ func (s *Sink) spill() {
 
 // artWrite appends raw bytes to the artifact up to the cap.
 func (s *Sink) artWrite(b []byte) {
-	if s.artBroken || len(b) == 0 {
+	if !s.spilled || s.artBroken || len(b) == 0 {
 		return
 	}
 	if room := s.o.ArtifactMaxBytes - s.artN; int64(len(b)) > room {
@@ -484,7 +484,7 @@ func (s *Sink) summarize() (sum Summary, tail []byte) {
 			sum.TruncatedBy = "bytes"
 		}
 	}
-	if s.omitted > 0 && !s.headMet {
+	if !s.headMet {
 		t, _, _ := s.cut(buf, winLo, end, 0)
 		tail = buf[t-winLo:]
 	}

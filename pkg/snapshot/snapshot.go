@@ -45,7 +45,8 @@ type Options struct {
 
 // Ensure returns the path of an up-to-date snapshot of o.RCFile, generating it when the cache is missing
 // or stale. It returns "" and no warning when there is no rc file (no extra process is started), and ""
-// with a warning when the snapshot could not be made (now, or on an earlier run for the same rc file).
+// with a warning when the snapshot could not be made. A failure is cached against the rc file's
+// modification time and size: later calls return "" quietly until the file changes.
 func Ensure(ctx context.Context, o Options) (path, warning string) {
 	fi, err := os.Stat(o.RCFile)
 	if err != nil {
@@ -68,8 +69,8 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 			if status == "ok" && fileExists(script) {
 				return script, ""
 			}
-			if msg, failed := strings.CutPrefix(status, "failed: "); failed {
-				return "", "shell snapshot unavailable (cached failure for this " + o.RCFile + "): " + msg
+			if strings.HasPrefix(status, "failed: ") {
+				return "", "" // warned when it failed; retried when the rc file changes
 			}
 		}
 	}

@@ -84,7 +84,7 @@ func TestSnapshotSlowRCIsBoundedAndCached(t *testing.T) {
 	// Cached: the second call does not run the rc again.
 	start = time.Now()
 	path, warn = Ensure(context.Background(), o)
-	if path != "" || !strings.Contains(warn, "cached failure") || time.Since(start) > 200*time.Millisecond {
+	if path != "" || warn != "" || time.Since(start) > 200*time.Millisecond {
 		t.Errorf("second Ensure = %q, %q after %v", path, warn, time.Since(start))
 	}
 	// Fixing the rc refreshes the cache.
