@@ -22,8 +22,9 @@ import (
 //     the body), then those of the enclosing compound commands (`{ echo a; } > f` gives `echo a > f`);
 //     a pipeline's earlier stages inherit none, their output goes to the pipe.
 //
-// Redirections that write no file are left out: descriptor duplications (`2>&1`, `>&2`, `<&3`, `>&-`) and
-// redirections to or from /dev/null, /dev/stdin, /dev/stdout, /dev/stderr, /dev/tty and /dev/fd/N. Input
+// Redirections that write no file are left out: descriptor duplications (`2>&1`, `>&2`, `<&3`, `>&-`),
+// redirections to or from /dev/null, /dev/stdin, /dev/stdout, /dev/stderr, /dev/tty and /dev/fd/N, and
+// redirections to a process substitution (`> >(tee log)`, whose commands are walked on their own). Input
 // redirections from a file (`< in.txt`) are kept: they are reads, not writes.
 func simpleCommands(command string) ([]string, bool) {
 	src := strings.TrimSpace(command)
@@ -152,8 +153,14 @@ func (w *walker) slice(from, to syntax.Pos) string {
 	return w.src[i:j]
 }
 
-// writesNoFile reports whether r only duplicates a descriptor or points at a device that is no file.
+// writesNoFile reports whether r only duplicates a descriptor or points at a device or a process
+// substitution, which are no files.
 func writesNoFile(r *syntax.Redirect) bool {
+	if r.Word != nil && len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return true
+		}
+	}
 	target := literal(r.Word)
 	switch r.Op {
 	case syntax.DplIn:

@@ -24,7 +24,7 @@ func FuzzCheck(f *testing.F) {
 			fired = fired || m.Rule != nil
 		}
 		if (block != nil) != fired {
-			t.Fatalf("Check(%q) = %+v but Explain = %+v", command, block, matches)
+			t.Fatalf("Check(%q) = %+v but Explain = %+v after %v", command, block, matches, time.Since(start))
 		}
 	})
 }

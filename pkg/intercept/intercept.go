@@ -14,8 +14,10 @@ import (
 	"github.com/dlclark/regexp2"
 )
 
-// MatchTimeout bounds one regular-expression match. A match that runs out of time counts as no match.
-const MatchTimeout = 100 * time.Millisecond
+// MatchTimeout bounds one regular-expression match; a match that runs out of time counts as no match. It is
+// generous because regexp2 measures wall-clock time: on a loaded machine 100ms was seen to expire on
+// matches that take microseconds.
+const MatchTimeout = time.Second
 
 // Rule sources, in Rule.Source.
 const (

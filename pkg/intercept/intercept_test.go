@@ -42,6 +42,7 @@ func TestSimpleCommands(t *testing.T) {
 		{"echo x >/dev/stderr 2>/dev/stdout", []string{"echo x"}},
 		{"echo x > /dev/fd/3", []string{"echo x"}},
 		{"cmd <&3", []string{"cmd"}},
+		{"echo x > >(tee log)", []string{"echo x", "tee log"}},
 		{"echo x >> log.txt 2>err.txt", []string{"echo x >> log.txt 2>err.txt"}},
 		{"echo x &> all.txt", []string{"echo x &> all.txt"}},
 		{"echo x >&out.txt", []string{"echo x >&out.txt"}},

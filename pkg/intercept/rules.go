@@ -2,36 +2,39 @@ package intercept
 
 import "strings"
 
+// bq is a backquote, which raw strings cannot hold.
+const bq = "`"
+
 // Fragments of the built-in patterns, JavaScript regular-expression syntax. A pattern sees the text of one
 // simple command (see simpleCommands): a later pipeline stage starts with `| `, words are separated by single
 // spaces, and redirections that write no file are already gone.
 var fragments = strings.NewReplacer(
 	// {W}: one shell word, quote-aware: "…", '…', \x, $(…) with one level of nested parentheses, ${…}, `…`.
-	"{W}", "(?:[^\\s\"'\\\\$`]|\\\\[\\s\\S]|\"(?:[^\"\\\\]|\\\\[\\s\\S])*\"|'[^']*'|\\$(?![({])|\\$\\{[^}]*\\}"+
-		"|\\$\\((?:[^()]|\\([^()]*\\))*\\)|`[^`]*`)+",
+	"{W}", `(?:[^\s"'\\$`+bq+`]|\\[\s\S]|"(?:[^"\\]|\\[\s\S])*"|'[^']*'|\$(?![({])|\$\{[^}]*\}`+
+		`|\$\((?:[^()]|\([^()]*\))*\)|`+bq+`[^`+bq+`]*`+bq+`)+`,
 	// {T}: the target word of a redirection.
-	"{T}", "(?![-<>&|])(?:[^\\s\"'\\\\$`]|\\\\[\\s\\S]|\"(?:[^\"\\\\]|\\\\[\\s\\S])*\"|'[^']*'|\\$(?![({])"+
-		"|\\$\\{[^}]*\\}|\\$\\((?:[^()]|\\([^()]*\\))*\\)|`[^`]*`)+",
+	"{T}", `(?![-<>&|]){W}`,
 	// {R}: a redirection that reads no file: output to a file, a heredoc, a here-string.
-	"{R}", "(?:\\d+|&)?(?:>>|>\\||>&|>|<<<|<<-|<<)\\s*{T}",
-	// {S}: a source the command reads: a file operand, or an input redirection from a file.
-	// Devices and /proc files are not files a read tool serves (`head -c 16 /dev/urandom`).
-	"{S}", "(?!/dev/|/proc/)(?:(?![-+<>&|]|\\d+[<>]){W}|\\d*<(?![<(&])>?\\s*(?!/dev/|/proc/){T})",
+	"{R}", `(?:\d+|&)?(?:>>|>\||>&|>|<<<|<<-|<<)\s*{T}`,
+	// {S}: a source the command reads: a file operand, or an input redirection from a file. Devices and /proc
+	// files are not files a read tool serves (`head -c 16 /dev/urandom`).
+	"{S}", `(?!/dev/|/proc/)(?:(?![-+<>&|]|\d+[<>]){W}|\d*<(?![<(&])>?\s*(?!/dev/|/proc/){T})`,
 	// {OP}: an operand that is no option and no redirection.
-	"{OP}", "(?![-+<>&|]|\\d+[<>]){W}",
+	"{OP}", `(?![-+<>&|]|\d+[<>]){W}`,
 	// {E}: the end of a word.
-	"{E}", "(?=\\s|$)",
+	"{E}", `(?=\s|$)`,
 	// {D}: an operand after `--`, which may start with a dash.
-	"{D}", "--(?:\\s+{R})*\\s+(?![<>&|]|\\d+[<>]){W}",
+	"{D}", `--(?:\s+{R})*\s+(?![<>&|]|\d+[<>]){W}`,
 	// {X}: an optional command that runs the next words as a command (`xargs sed -i`, `find … -exec sed -i`).
-	"{X}", "(?:(?:xargs|find|fd|sudo|env|command|nice|nohup)(?:\\s+{W})*?\\s+)?",
+	"{X}", `(?:(?:xargs|find|fd|sudo|env|command|nice|nohup)(?:\s+{W})*?\s+)?`,
 	// {P}: the optional pipe operator of a later pipeline stage, for commands that never read stdin.
-	"{P}", "(?:\\|&?\\s*)?",
-	// {GO}: a grep option that does not give the pattern; -A/-B/-C/-D/-d/-m and some long options take an
-	// argument.
+	"{P}", `(?:\|&?\s*)?`,
+	// {GO}: a grep option that does not give the pattern; -A/-B/-C/-D/-d/-m and the long options of {GL}
+	// take an argument.
 	"{GO}", `(?:-[^\s\-ABCDdefm]*(?:[ABCDdm](?:\S+|\s+{W}))?{E}`+
 		`|--(?!(?:regexp|file)(?:[=\s]|$))(?!{GL}\s)[^\s=]*(?:={W}|=)?{E}|--{GL}\s+{W})`,
-	"{GL}", `(?:include|exclude|exclude-dir|exclude-from|max-count|context|after-context|before-context|label|binary-files|devices|directories)`,
+	"{GL}", `(?:include|exclude|exclude-dir|exclude-from|max-count|context|after-context|before-context|label`+
+		`|binary-files|devices|directories)`,
 	// {GP}: a grep option giving the pattern: -e PAT, -ePAT, -ie PAT, -f FILE, --regexp=PAT, --file FILE.
 	"{GP}", `(?:-[^\s\-ABCDdefm]*[ef](?:\S+|\s+{W})|--(?:regexp|file)(?:={W}|\s+{W}))`,
 )
