@@ -1,14 +1,32 @@
 // Package sink turns the merged stdout+stderr byte stream of a command into what the model is shown,
-// with bounded memory whatever the output size (SPEC §3.8, §3.2 limits, §3.6 artifacts).
+// with bounded memory whatever the output size (SPEC §3.8, with the limits of §3.2 and the artifact
+// spill and cap of §3.6).
 //
-// A [Sink] is an io.Writer. It sanitizes the stream as it arrives (incremental UTF-8 with U+FFFD for
-// invalid bytes, escape sequences and control characters removed, CRLF → LF, a bare CR discarding the
-// text before it on its line), keeps a tail window of the sanitized text, counts lines and bytes of the
-// whole stream, applies head/tail line limits to the whole stream, and spills the raw bytes to an
-// artifact on the first overflow. [Sink.Close] returns a [Summary]. Memory is a few times MaxBytes
-// (plus [MaxOverwriteBytes] and [MaxEscapeBytes]); the hot path does not allocate.
+// A [Sink] is an io.Writer. It sanitizes the stream as it arrives, keeps a tail window of the
+// sanitized text, counts lines and bytes of the whole stream, applies head/tail line limits to the
+// whole stream, and spills the raw bytes to an artifact on the first overflow. [Sink.Close] returns
+// a [Summary]. Memory is about 2×MaxBytes + [MaxOverwriteBytes] + [MaxEscapeBytes] whatever the
+// output size, and Write does not allocate once the raw buffer has spilled (or reached its size).
 //
-// [NewSanitizer] is the same sanitizer as a streaming io.Writer filter, used to print an artifact's text.
+// Sanitizing (all state carries across writes; the same rules in [NewSanitizer]):
+//   - UTF-8 is decoded incrementally; each maximal invalid subpart becomes one U+FFFD (as the WHATWG
+//     decoder and Python do).
+//   - Complete escape sequences are removed: CSI (ESC [ … final 0x40–0x7E), OSC (ESC ] … BEL or ST),
+//     DCS/SOS/PM/APC (ESC P/X/^/_ … ST, BEL accepted too), ESC + intermediates + final, and two-byte
+//     ESC x. A sequence cut by an invalid byte (a C0 control inside it, for example), longer than
+//     [MaxEscapeBytes], or unterminated at the end is not removed: its ESC is dropped and the rest is
+//     text again. 8-bit C1 introducers are not interpreted (in UTF-8 they are U+0080–U+009F, removed
+//     as controls).
+//   - CRLF → LF. A bare CR followed by text discards the text before it on its line (since the line
+//     start or the previous CR; a run longer than [MaxOverwriteBytes] is kept), so only the final
+//     state of a progress bar stays. A CR followed by a newline, or at the end, discards nothing.
+//     (Applying the discard only when text follows keeps "100%\r" at the end of a stream.)
+//   - Other C0 controls, DEL and C1 controls are removed; tab and newline stay.
+//   - A NUL byte anywhere makes the output binary: Text is "[binary output: N bytes]" (N raw bytes)
+//     and the artifact keeps the raw bytes.
+//
+// [NewSanitizer] is the same sanitizer as a streaming io.Writer filter, used to print an artifact's
+// text: the text whose lines the notice counts.
 package sink
 
 import (
@@ -326,6 +344,9 @@ func (s *Sink) spill() {
 		return
 	}
 	w, id, err := s.o.OpenArtifact()
+	if err == nil && w == nil {
+		err = errors.New("no writer")
+	}
 	if err != nil {
 		s.artFailed = true
 		s.raw = nil

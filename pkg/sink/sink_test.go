@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
@@ -353,4 +354,41 @@ func trunc(s string) string {
 		return s[:40] + "…" + s[len(s)-40:]
 	}
 	return s
+}
+
+// Realistic streams (lines, long lines, progress bars, colours, hyperlinks, invalid bytes) with the
+// real bounds, random limits and windows, against the reference.
+func TestRandomStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	rng := rand.New(rand.NewPCG(42, 7))
+	pieces := []func() string{
+		func() string { return fmt.Sprintf("line %d of output\n", rng.IntN(1e6)) },
+		func() string { return "\x1b[1;3" + fmt.Sprint(rng.IntN(8)) + "mcolour\x1b[0m " },
+		func() string {
+			return fmt.Sprintf("\r\x1b[K%3d%% [%s]", rng.IntN(101), strings.Repeat("#", rng.IntN(30)))
+		},
+		func() string { return strings.Repeat("é", rng.IntN(40000)) },
+		func() string { return strings.Repeat("x", rng.IntN(80000)) + "\n" },
+		func() string {
+			return "\x1b]8;;https://example.com/" + fmt.Sprint(rng.IntN(100)) + "\x1b\\link\x1b]8;;\x1b\\"
+		},
+		func() string { return "\r\n" },
+		func() string { return string([]byte{0xff, 0xc3, 0xe2, 0x82, '\t', 0x07}) },
+		func() string { return "\x1b]0;unterminated " + strings.Repeat("t", rng.IntN(6000)) },
+		func() string { return strings.Repeat("\n", rng.IntN(5)) },
+	}
+	for i := range 40 {
+		var b strings.Builder
+		size := rng.IntN(400000)
+		for b.Len() < size {
+			b.WriteString(pieces[rng.IntN(len(pieces))]())
+		}
+		o := Options{MaxBytes: []int{0, 100, 4096, 70000}[rng.IntN(4)], Head: rng.IntN(40) - 20, Tail: rng.IntN(40) - 20}
+		if rng.IntN(4) == 0 {
+			o.ArtifactMaxBytes = int64(rng.IntN(200000)) + 1
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) { checkSink(t, o, []byte(b.String()), uint64(i)) })
+	}
 }
