@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -44,6 +46,9 @@ func scriptParams(dir string) testscript.Params {
 			"exitcode": cmdExitcode,
 			"json":     cmdJSON,
 			"cmptext":  cmdCmptext,
+			"survivors": cmdSurvivors,
+			"reap":      cmdReap,
+			"signal":    cmdSignal,
 		},
 	}
 }
@@ -135,5 +140,93 @@ func cmdCmptext(ts *testscript.TestScript, neg bool, args []string) {
 	want := strings.TrimSuffix(ts.ReadFile(args[0]), "\n")
 	if (r.Content[0].Text == want) == neg {
 		ts.Fatalf("result text:\n%s\nwant:\n%s", r.Content[0].Text, want)
+	}
+}
+
+// survivors MARKER succeeds when a live process has MARKER in its command line; `! survivors MARKER`
+// requires that none has (waiting up to 2 s for the kernel to finish killing), and kills any it finds.
+func cmdSurvivors(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: survivors MARKER")
+	}
+	var found []int
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		found = liveWithMarker(args[0])
+		if !neg || len(found) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, p := range found {
+		if neg {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	}
+	if neg && len(found) > 0 {
+		ts.Fatalf("processes with %q survived: %v", args[0], found)
+	}
+	if !neg && len(found) == 0 {
+		ts.Fatalf("no process with %q", args[0])
+	}
+}
+
+func liveWithMarker(marker string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err != nil || !strings.Contains(string(b), marker) {
+			continue
+		}
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		if strings.Contains(string(b), "agentbash") || strings.Contains(string(b), "-c\x00") {
+			continue // the runner's own command line names the marker too
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// reap MARKER kills every live process with MARKER in its command line (cleanup).
+func cmdReap(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: reap MARKER")
+	}
+	for _, p := range liveWithMarker(args[0]) {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// signal SIG MARKER sends SIG (TERM, HUP, INT…) to every agentbash process whose command line holds
+// MARKER; testscript's own kill knows only INT and KILL.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: signal SIG MARKER")
+	}
+	sig := map[string]syscall.Signal{"TERM": syscall.SIGTERM, "HUP": syscall.SIGHUP, "INT": syscall.SIGINT}[args[0]]
+	if sig == 0 {
+		ts.Fatalf("unknown signal %s", args[0])
+	}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	sent := 0
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		argv := strings.Split(string(b), "\x00")
+		if err != nil || filepath.Base(argv[0]) != "agentbash" || !strings.Contains(string(b), args[1]) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		if syscall.Kill(pid, sig) == nil {
+			sent++
+		}
+	}
+	if sent == 0 {
+		ts.Fatalf("no agentbash process with %q", args[1])
 	}
 }

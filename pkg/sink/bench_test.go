@@ -39,8 +39,8 @@ func BenchmarkSinkWrite(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/tail=%d", name, tail), func(b *testing.B) {
 				s := New(Options{Head: -1, Tail: tail, ArtifactMaxBytes: 1 << 62,
 					OpenArtifact: func() (io.WriteCloser, string, error) { return nopCloser{io.Discard}, "1", nil }})
-				for range 4 {
-					s.Write(chunk) // past the first overflow
+				for range 16 {
+					s.Write(chunk) // past the first overflow and the growth of the window
 				}
 				b.SetBytes(int64(len(chunk)))
 				b.ReportAllocs()

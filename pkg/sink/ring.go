@@ -1,18 +1,24 @@
 package sink
 
-// ring keeps the last len(buf) bytes of a byte stream. Positions are logical offsets in the stream
-// (int64, never wrapped); the bytes of positions [lo, w) are held. The stream can be shortened at
-// its end (retract), which is how a CR discards a run that is still held.
+// ring keeps the last size bytes of a byte stream. Positions are logical offsets in the stream
+// (int64, never wrapped); the bytes of positions [lo, w) are held at buf[pos % len(buf)]. The stream
+// can be shortened at its end (retract), which is how a CR discards a run that is still held. buf
+// starts small and doubles up to size while the stream is shorter than it, so a short output does
+// not pay for a large window.
 type ring struct {
-	buf []byte
-	w   int64 // stream length: position of the next byte
-	lo  int64 // first position still held
+	buf  []byte
+	size int64
+	w    int64 // stream length: position of the next byte
+	lo   int64 // first position still held
 }
 
-func newRing(size int) ring { return ring{buf: make([]byte, size)} }
+func newRing(size int) ring { return ring{size: int64(size)} }
 
 // write appends b to the stream. O(len(b)) with at most two copies; never allocates.
 func (r *ring) write(b []byte) {
+	if need := r.w + int64(len(b)); need > int64(len(r.buf)) && int64(len(r.buf)) < r.size {
+		r.grow(need)
+	}
 	c := int64(len(r.buf))
 	if int64(len(b)) > c {
 		r.w += int64(len(b)) - c
@@ -25,11 +31,17 @@ func (r *ring) write(b []byte) {
 	r.lo = max(r.lo, r.w-c)
 }
 
+// grow enlarges buf towards size to hold need bytes. Nothing has wrapped yet (w <= len(buf)), so
+// positions keep their indices.
+func (r *ring) grow(need int64) {
+	n := min(r.size, max(need, 2*int64(len(r.buf)), 4096))
+	buf := make([]byte, n)
+	copy(buf, r.buf[:r.w])
+	r.buf = buf
+}
+
 // retract removes the last n bytes of the stream (n <= w-lo).
 func (r *ring) retract(n int64) { r.w -= n }
-
-// at returns the byte at position q (lo <= q < w).
-func (r *ring) at(q int64) byte { return r.buf[q%int64(len(r.buf))] }
 
 // slice returns a new copy of the bytes at positions [from, to) (lo <= from <= to <= w).
 func (r *ring) slice(from, to int64) []byte {

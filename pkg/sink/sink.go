@@ -151,8 +151,8 @@ type Sink struct {
 	sum      Summary
 }
 
-// New returns a sink for one command's output. It allocates its windows up front (about
-// 2×MaxBytes + MaxOverwriteBytes + MaxEscapeBytes).
+// New returns a sink for one command's output. Its buffers grow with the output up to about
+// 2×MaxBytes + MaxOverwriteBytes + MaxEscapeBytes.
 func New(o Options) *Sink {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
