@@ -43,9 +43,9 @@ func scriptParams(dir string) testscript.Params {
 			return os.MkdirAll(home, 0o755)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"json":     cmdJSON,
-			"cmptext":  cmdCmptext,
+			"exitcode":  cmdExitcode,
+			"json":      cmdJSON,
+			"cmptext":   cmdCmptext,
 			"survivors": cmdSurvivors,
 			"reap":      cmdReap,
 			"signal":    cmdSignal,
