@@ -39,7 +39,8 @@ truncation notice counts). --raw prints the bytes as written; binary artifacts a
 				fmt.Fprintln(ios.Out, p)
 				return nil
 			}
-			return printArtifact(ios.Out, p, raw)
+			meta, _ := store.ReadMeta(args[0])
+			return printArtifact(ios.Out, p, raw || meta.Binary)
 		},
 	}
 	c.Flags().BoolVar(&path, "path", false, "print the artifact's path instead of its content")

@@ -187,6 +187,14 @@ func Run(ctx context.Context, o Options) result.Result {
 		in.Err = err
 		return finish()
 	}
+	if summary.ArtifactID != "" && (summary.ArtifactCapped || summary.Binary) {
+		// Best effort: `artifact list` and `artifact ID` read these.
+		meta := artifact.Meta{ID: summary.ArtifactID, Command: command, Cwd: cwd, Created: start,
+			Capped: summary.ArtifactCapped, Omitted: summary.ArtifactOmitted, Binary: summary.Binary}
+		if err := store.UpdateMeta(meta); err != nil {
+			in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s metadata not updated: %v", summary.ArtifactID, err))
+		}
+	}
 	if summary.ArtifactID != "" && summary.ArtifactCapped {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s was capped at %s (artifacts.maxBytes); %s left out",
 			summary.ArtifactID, sink.FormatSize(o.ArtifactMaxBytes), sink.FormatSize(summary.ArtifactOmitted)))

@@ -265,6 +265,9 @@ func fromOutcome(in Input, d *Details) Result {
 		body = first + "\n" + body
 	}
 	r.Output = body
+	if s.Binary && s.ArtifactID != "" && !s.Truncated {
+		r.Footer = append(r.Footer, "[Raw bytes: artifact://"+s.ArtifactID+"]")
+	}
 	if s.Truncated {
 		t := Truncation{
 			Direction: "tail", TruncatedBy: s.TruncatedBy,

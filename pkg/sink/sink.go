@@ -68,8 +68,8 @@ type Options struct {
 	// OpenArtifact is called at most once, lazily: when the raw bytes buffered would exceed MaxBytes,
 	// or at Close when something was cut (a head/tail limit that hid lines counts, even for small
 	// output) or the output is binary, and nothing was spilled yet. The sink writes the raw stream to
-	// w and closes it. An error becomes a warning in Summary.Warnings and the sink goes on without an
-	// artifact. Nil: no artifact.
+	// w and closes it. An error's text becomes a warning in Summary.Warnings as is (so it should say
+	// that the artifact was not saved) and the sink goes on without an artifact. Nil: no artifact.
 	OpenArtifact func() (w io.WriteCloser, id string, err error)
 	// Live, if set, receives the sanitized text as it arrives, once per Write (text mode on a
 	// terminal). A CR that discards text is passed on as a single '\r' before the text that
@@ -350,7 +350,7 @@ func (s *Sink) spill() {
 	if err != nil {
 		s.artFailed = true
 		s.raw = nil
-		s.warn("artifact not saved: %v", err)
+		s.warn("%v", err) // the opener's error says what failed
 		return
 	}
 	s.spilled, s.art, s.artID = true, w, id
