@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentbash/agentbash/pkg/config"
 )
 
 // runCLI runs the CLI in-process with stdout off a terminal and returns stdout, stderr and the status.
@@ -144,5 +147,27 @@ func TestConfigPrecedence(t *testing.T) {
 	t.Setenv("AGENTBASH_TIMEOUT", "nine")
 	if _, _, code := runCLI(t, "run", "true"); code != 125 {
 		t.Errorf("bad env value: exit %d, want 125", code)
+	}
+}
+
+// TestConfigExampleHoldsDefaults decodes config.example.yaml strictly and requires exactly the built-in
+// defaults: the example documents every key with its default.
+func TestConfigExampleHoldsDefaults(t *testing.T) {
+	example, _ := filepath.Abs("../config.example.yaml")
+	isolate(t)
+	root := newRootCmd(BuildInfo{}, IO{})
+	runCmd, _, err := root.Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runCmd.ParseFlags([]string{"--config", example}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(runCmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := config.Default(); !reflect.DeepEqual(cfg, want) {
+		t.Errorf("config.example.yaml decodes to\n%+v\nwant the defaults\n%+v", cfg, want)
 	}
 }
