@@ -1,6 +1,7 @@
 package sink
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"unicode/utf8"
@@ -322,7 +323,7 @@ func NewSanitizer(w io.Writer) io.WriteCloser {
 }
 
 func newSanitizeWriter(w io.Writer, escMax, owMax int) *sanitizeWriter {
-	sw := &sanitizeWriter{w: w, buf: make([]byte, 0, 32<<10)}
+	sw := &sanitizeWriter{out: bufio.NewWriterSize(w, 32<<10)}
 	sw.z.out, sw.z.escMax, sw.z.owMax = sw, escMax, owMax
 	return sw
 }
@@ -332,8 +333,7 @@ func newSanitizeWriter(w io.Writer, escMax, owMax int) *sanitizeWriter {
 // past that the run is written through.
 type sanitizeWriter struct {
 	z       sanitizer
-	w       io.Writer
-	buf     []byte // committed text not yet written to w
+	out     *bufio.Writer // committed text; its error is sticky
 	run     []byte
 	through bool // the current run is longer than MaxOverwriteBytes: pass it through
 	err     error
@@ -397,24 +397,13 @@ func (sw *sanitizeWriter) cr(n int) {
 }
 
 func (sw *sanitizeWriter) put(b []byte) {
-	if len(sw.buf)+len(b) > cap(sw.buf) {
-		sw.drain()
-		if len(b) > cap(sw.buf) {
-			sw.writeOut(b)
-			return
-		}
+	if sw.err == nil {
+		_, sw.err = sw.out.Write(b)
 	}
-	sw.buf = append(sw.buf, b...)
 }
 
 func (sw *sanitizeWriter) drain() {
-	sw.writeOut(sw.buf)
-	sw.buf = sw.buf[:0]
-}
-
-func (sw *sanitizeWriter) writeOut(b []byte) {
-	if len(b) == 0 || sw.err != nil {
-		return
+	if sw.err == nil {
+		sw.err = sw.out.Flush()
 	}
-	_, sw.err = sw.w.Write(b)
 }

@@ -30,6 +30,7 @@
 package sink
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -143,7 +144,7 @@ type Sink struct {
 	artN      int64 // raw bytes written to the artifact
 	omitted   int64 // raw bytes left out past the cap
 
-	liveBuf []byte
+	liveW   *bufio.Writer // batches Live writes; nil without Live
 	liveErr bool
 
 	warnings []string
@@ -179,7 +180,7 @@ func New(o Options) *Sink {
 	s.win = newRing(o.MaxBytes + o.owMax + 1)
 	s.artFailed = o.OpenArtifact == nil
 	if o.Live != nil {
-		s.liveBuf = make([]byte, 0, 32<<10)
+		s.liveW = bufio.NewWriterSize(o.Live, 32<<10)
 	}
 	return s
 }
@@ -287,31 +288,17 @@ func nthNewline(b []byte, n int64) int {
 }
 
 func (s *Sink) live(b []byte) {
-	if s.liveBuf == nil || s.liveErr || s.binary {
+	if s.liveW == nil || s.liveErr || s.binary {
 		return
 	}
-	if len(s.liveBuf)+len(b) > cap(s.liveBuf) {
-		s.liveFlush()
-		if len(b) > cap(s.liveBuf) {
-			s.liveWrite(b)
-			return
-		}
-	}
-	s.liveBuf = append(s.liveBuf, b...)
+	_, _ = s.liveW.Write(b) // bufio's error is sticky: Flush reports it
 }
 
 func (s *Sink) liveFlush() {
-	if len(s.liveBuf) > 0 {
-		s.liveWrite(s.liveBuf)
-		s.liveBuf = s.liveBuf[:0]
-	}
-}
-
-func (s *Sink) liveWrite(b []byte) {
-	if s.liveErr {
+	if s.liveW == nil || s.liveErr {
 		return
 	}
-	if _, err := s.o.Live.Write(b); err != nil {
+	if err := s.liveW.Flush(); err != nil {
 		s.liveErr = true
 		s.warn("live output stopped: %v", err)
 	}
@@ -423,7 +410,7 @@ func (s *Sink) Close() Summary {
 	sum.HeadLimitReached = s.headStop
 	sum.Warnings = s.warnings
 	s.sum = sum
-	s.win, s.raw, s.liveBuf = ring{}, nil, nil
+	s.win, s.raw, s.liveW = ring{}, nil, nil
 	return sum
 }
 
