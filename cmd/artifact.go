@@ -128,6 +128,9 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 		Args:    usageArgs(cobra.NoArgs),
 		Example: "  agentbash artifact prune --older-than 7d",
 		RunE: func(c *cobra.Command, _ []string) error {
+			if olderThan == "" {
+				return usageError{errors.New("prune needs --older-than DURATION (e.g. 7d)")}
+			}
 			d, err := parseAge(olderThan)
 			if err != nil {
 				return usageError{fmt.Errorf("--older-than: %w", err)}
@@ -145,7 +148,6 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&olderThan, "older-than", "", "remove artifacts older than `DURATION` (7d, 12h, 30m)")
-	_ = c.MarkFlagRequired("older-than")
 	addArtifactDirFlag(c)
 	return c
 }
@@ -161,7 +163,7 @@ func parseAge(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, errors.Join(fmt.Errorf("invalid duration %q (want e.g. 7d, 12h, 30m)", s))
+		return 0, fmt.Errorf("invalid duration %q (want e.g. 7d, 12h, 30m)", s)
 	}
 	return d, nil
 }

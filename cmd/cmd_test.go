@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adrg/xdg"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentbash/agentbash/pkg/config"
@@ -35,6 +36,9 @@ func isolate(t *testing.T) string {
 	}
 	t.Setenv("HOME", dir)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	xdg.Reload() // xdg reads the environment once, at start-up
 	t.Chdir(dir)
 	return dir
 }

@@ -1,12 +1,15 @@
 package cmd
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
@@ -68,18 +71,18 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 	cfg := config.Default()
 	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.WeaklyTypedInput = false // a YAML `timeout: true` is an error, not 1
-		dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(
-			mapstructure.StringToSliceHookFunc(","),
-			parseScalar,
-		)
+		dc.DecodeHook = parseEnvString
 	})
 	if err != nil {
-		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+		return config.Config{}, configError{fmt.Errorf("%s%s", where(path), unknownKeys(err))}
 	}
 	if err := restoreEnvCase(&cfg, path); err != nil {
 		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
 	}
 	if err := cfg.Validate(); err != nil {
+		if ke, ok := errors.AsType[*config.KeyError](err); ok && flagChanged(c, ke.Key) {
+			return config.Config{}, usageError{fmt.Errorf("--%s: %s", flagOf(ke.Key), ke.Msg)}
+		}
 		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
 	}
 	return cfg, nil
@@ -111,23 +114,86 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// parseScalar converts strings (environment values) to the numbers and booleans the keys hold; it does
-// not convert between other kinds, so a wrong type in a file stays an error.
-func parseScalar(from, to reflect.Type, data any) (any, error) {
+// parseEnvString decodes string values — what environment variables hold — into the type of their key:
+// numbers and booleans with strconv; lists (interceptor.tools) split on commas and blanks; shell.env from
+// a JSON object or KEY=VALUE pairs separated by commas or newlines; interceptor.rules from a JSON array.
+// It converts nothing but strings, so a wrong type in a file stays an error naming the key.
+func parseEnvString(from, to reflect.Type, data any) (any, error) {
 	s, ok := data.(string)
 	if !ok || from.Kind() != reflect.String {
 		return data, nil
 	}
-	s = strings.TrimSpace(s)
+	trimmed := strings.TrimSpace(s)
 	switch to.Kind() {
 	case reflect.Bool:
-		return strconv.ParseBool(s)
+		return strconv.ParseBool(trimmed)
 	case reflect.Int, reflect.Int64:
-		return strconv.ParseInt(s, 10, 64)
+		return strconv.ParseInt(trimmed, 10, 64)
 	case reflect.Float64:
-		return strconv.ParseFloat(s, 64)
+		return strconv.ParseFloat(trimmed, 64)
+	case reflect.Slice:
+		if to.Elem().Kind() == reflect.String {
+			return strings.FieldsFunc(trimmed, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), nil
+		}
+		var v []map[string]any
+		if err := json.Unmarshal([]byte(trimmed), &v); err != nil {
+			return nil, fmt.Errorf("want a JSON array: %w", err)
+		}
+		return v, nil
+	case reflect.Map:
+		if strings.HasPrefix(trimmed, "{") {
+			var v map[string]string
+			if err := json.Unmarshal([]byte(trimmed), &v); err != nil {
+				return nil, fmt.Errorf("want a JSON object of strings: %w", err)
+			}
+			return v, nil
+		}
+		v := map[string]string{}
+		for _, kv := range strings.FieldsFunc(trimmed, func(r rune) bool { return r == ',' || r == '\n' }) {
+			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+			if !ok {
+				return nil, fmt.Errorf("want KEY=VALUE pairs, got %q", kv)
+			}
+			v[k] = val
+		}
+		return v, nil
 	}
 	return data, nil
+}
+
+// unknownKeys rewords mapstructure's "'shell' has invalid keys: bogus" as "unknown key: shell.bogus".
+func unknownKeys(err error) string {
+	msg := err.Error()
+	return invalidKeys.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := invalidKeys.FindStringSubmatch(m)
+		prefix := sub[1]
+		var keys []string
+		for _, k := range strings.Split(sub[2], ", ") {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			keys = append(keys, k)
+		}
+		return "unknown key: " + strings.Join(keys, ", ")
+	})
+}
+
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
+
+// flagChanged reports whether a flag bound to key was given.
+func flagChanged(c *cobra.Command, key string) bool {
+	f := c.Flags().Lookup(flagOf(key))
+	return f != nil && f.Changed
+}
+
+// flagOf is the flag bound to key, or "".
+func flagOf(key string) string {
+	for flag, k := range flagKeys {
+		if k == key {
+			return flag
+		}
+	}
+	return ""
 }
 
 // restoreEnvCase gives shell.env its variable names back as written: viper lowercases every key, and

@@ -55,6 +55,7 @@ its output (the whole stream goes to an artifact file), and prints a result an a
 person can read (text). See 'agentbash run --help'.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       info.resolved().Version,
 	}
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)

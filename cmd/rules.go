@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -22,13 +23,16 @@ which the calling agent has a dedicated tool. It is advice for agents, not a sec
   rules check          lint the rules of the config; exit 1 with a message per broken rule
   rules test COMMAND   which rule fires on which simple command of COMMAND, or none`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios) },
+		RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios, false) },
 	}
+	var listJSON bool
+	list := &cobra.Command{
+		Use: "list", Short: "List the effective rules", Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios, listJSON) },
+	}
+	list.Flags().BoolVar(&listJSON, "json", false, "print the rules as JSON, patterns whole")
 	c.AddCommand(
-		&cobra.Command{
-			Use: "list", Short: "List the effective rules", Args: usageArgs(cobra.NoArgs),
-			RunE: func(c *cobra.Command, _ []string) error { return listRules(c, ios) },
-		},
+		list,
 		&cobra.Command{
 			Use: "check", Short: "Lint the configured rules (exit 1 on a broken rule)", Args: usageArgs(cobra.NoArgs),
 			RunE: func(c *cobra.Command, _ []string) error {
@@ -56,7 +60,7 @@ which the calling agent has a dedicated tool. It is advice for agents, not a sec
 	return c
 }
 
-func listRules(c *cobra.Command, ios IO) error {
+func listRules(c *cobra.Command, ios IO, asJSON bool) error {
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return err
@@ -65,14 +69,22 @@ func listRules(c *cobra.Command, ios IO) error {
 	for _, w := range warnings {
 		fmt.Fprintln(ios.Err, "agentbash: warning:", w)
 	}
+	if asJSON {
+		return encodeJSON(ios.Out, ic.Rules())
+	}
 	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tTOOL\tSOURCE\tFLAGS\tPATTERN")
+	fmt.Fprintln(tw, "#\tTOOL\tSOURCE\tMESSAGE\tPATTERN")
 	for i, r := range ic.Rules() {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, r.Flags, r.Pattern)
+		pattern := r.Pattern
+		if r.Flags != "" {
+			pattern = "/" + pattern + "/" + r.Flags
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, oneLine(r.Message, 60), oneLine(pattern, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(ios.Out, "\n(patterns cut at 60 characters; --json prints them whole)")
 	state := "disabled (enable with --intercept or interceptor.enabled)"
 	if cfg.Interceptor.Enabled {
 		state = "enabled"
@@ -96,7 +108,7 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 			command := strings.Join(args, " ")
 			matches := ic.Explain(command)
 			if asJSON {
-				return json.NewEncoder(ios.Out).Encode(matches)
+				return encodeJSON(ios.Out, matches)
 			}
 			if len(matches) == 0 {
 				fmt.Fprintln(ios.Out, "no simple commands (or the command does not parse): not intercepted")
@@ -108,7 +120,11 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 				}
 				fmt.Fprintf(ios.Out, "%s\n  → blocked: tool %s (%s rule %q)\n  %s\n", m.Command, m.Rule.Tool, m.Rule.Source, m.Rule.Pattern, m.Rule.Message)
 			}
-			fmt.Fprintf(ios.Out, "active tools: %v\n", cfg.Interceptor.Tools)
+			if len(cfg.Interceptor.Tools) == 0 {
+				fmt.Fprintln(ios.Out, "no tools are active, so no rule can fire: pass --tools read,grep,… (or set interceptor.tools)")
+			} else {
+				fmt.Fprintf(ios.Out, "active tools: %s\n", strings.Join(cfg.Interceptor.Tools, ","))
+			}
 			return nil
 		},
 	}
@@ -116,4 +132,12 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 	c.Flags().StringSlice("tools", nil, "active agent `TOOLS` (read,grep,find,edit,write)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the matches as JSON")
 	return c
+}
+
+// encodeJSON writes v as indented JSON without HTML escaping.
+func encodeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

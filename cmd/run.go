@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -15,13 +16,17 @@ import (
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 )
+
+// liveQueueBytes bounds the live view's queue on a terminal.
+const liveQueueBytes = 1 << 20
 
 type runFlags struct {
 	file        string
 	stdin       bool
 	cwd         string
-	head, tail  int
+	head, tail  lineLimit
 	noNormalize bool
 	env         []string
 	preview     int
@@ -57,19 +62,20 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` (default the current directory; ~ expands)")
 	fs.Float64("timeout", config.DefaultTimeout, "timeout in `SECONDS`, clamped to [1, 3600]")
 	fs.Float64("kill-grace", config.DefaultKillGrace, "`SECONDS` between SIGTERM and SIGKILL")
-	fs.IntVar(&f.head, "head", -1, "show only the first `N` lines of the whole output")
-	fs.IntVar(&f.tail, "tail", -1, "show only the last `N` lines of the whole output")
+	f.head, f.tail = lineLimit{-1}, lineLimit{-1}
+	fs.Var(&f.head, "head", "show only the first `N` lines of the whole output")
+	fs.Var(&f.tail, "tail", "show only the last `N` lines of the whole output")
 	fs.BoolVar(&f.noNormalize, "no-normalize", false, "do not pull a trailing | head/| tail into a limit")
-	fs.String("format", "auto", "result format: json, text or auto (text on a terminal)")
+	fs.String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
 	fs.Int("max-bytes", config.DefaultMaxBytes, "in-memory output window in `BYTES`")
 	fs.String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
 	fs.Int64("artifact-max-bytes", config.DefaultArtifactMaxBytes, "cap on one artifact in `BYTES`")
 	fs.String("shell", "", "shell `PATH` (default bash from PATH, else /bin/sh)")
-	fs.String("prefix", "", "run `<prefix> <command>` (e.g. 'nice -n 10')")
+	fs.String("prefix", "", "run `PREFIX` COMMAND instead of COMMAND (e.g. 'nice -n 10')")
 	fs.StringArrayVar(&f.env, "env", nil, "set `KEY=VALUE` in the command's environment (repeatable)")
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
-	fs.String("non-zero-exit", "error", "a non-zero exit is an `error` result or plain data (report)")
+	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
 	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, saying how many were hidden")
 	return c
 }
@@ -79,8 +85,8 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if f.head < -1 || f.tail < -1 {
-		return usageError{errors.New("--head and --tail take a line count ≥ 0")}
+	if f.preview < 0 {
+		return usageError{errors.New("--preview takes a line count ≥ 0")}
 	}
 	for _, kv := range f.env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -92,16 +98,19 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 
 	cfg, cfgErr := loadConfig(c)
-	text := textFormat(cfg.Format, ios)
+	if _, ok := errors.AsType[usageError](cfgErr); ok {
+		return cfgErr
+	}
 	if cfgErr != nil {
-		// A broken config still gets a result (SPEC §3.11), then exit 125.
+		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
 		r := result.Build(result.Input{Command: strings.TrimSpace(command), Err: cfgErr,
 			TimeoutSeconds: config.DefaultTimeout, Head: -1, Tail: -1})
-		cwd, _ := os.Getwd()
-		r.Details.Cwd = cwd
-		printResult(ios, r, text, nil, 0)
+		r.Details.Cwd, _ = os.Getwd()
+		r.Details.Shell, _ = run.FindShell("")
+		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
 		return exitError{code: r.Exit}
 	}
+	text := textFormat(cfg.Format, ios)
 
 	ctx, cancel := context.WithCancelCause(c.Context())
 	defer cancel(nil)
@@ -110,7 +119,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 
 	o := pipeline.Options{
 		Command: command, Cwd: config.ExpandHome(f.cwd), Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
-		Head: f.head, Tail: f.tail, NoNormalize: f.noNormalize,
+		Head: f.head.n, Tail: f.tail.n, NoNormalize: f.noNormalize,
 		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
 		Env:      append(envList(cfg.Shell.Env), f.env...),
 		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
@@ -122,12 +131,18 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		o.Stdin = ios.In
 	}
 	var clamp *result.LineClamp
-	live := text && ios.OutIsTerminal && f.preview == 0 && f.head < 0 && f.tail < 0
-	if live {
-		clamp = result.NewLineClamp(ios.Out, result.LiveLineMax)
+	var async *result.AsyncWriter
+	if text && ios.OutIsTerminal && f.preview == 0 && f.head.n < 0 && f.tail.n < 0 {
+		// Stream live, through a queue so a slow terminal never slows the command's pipe.
+		async = result.NewAsyncWriter(ios.Out, liveQueueBytes)
+		clamp = result.NewLineClamp(async, result.LiveLineMax)
 		o.Live = clamp
 	}
 	r := pipeline.Run(ctx, o)
+	if async != nil {
+		clamp.Flush()
+		async.Close()
+	}
 	printResult(ios, r, text, clamp, f.preview)
 	return exitError{code: r.Exit}
 }
@@ -161,6 +176,35 @@ func commandText(ios IO, f runFlags, args []string) (string, error) {
 	}
 	return command, nil
 }
+
+// formatWithoutConfig is the format asked for by flag or environment, for when the config is broken.
+func formatWithoutConfig(c *cobra.Command) string {
+	if f := c.Flags().Lookup("format"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	return os.Getenv("AGENTBASH_FORMAT")
+}
+
+// lineLimit is a --head/--tail value: a line count ≥ 0, or -1 when not given.
+type lineLimit struct{ n int }
+
+func (l *lineLimit) String() string {
+	if l.n < 0 {
+		return ""
+	}
+	return strconv.Itoa(l.n)
+}
+
+func (l *lineLimit) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("want a line count ≥ 0, got %q", s)
+	}
+	l.n = n
+	return nil
+}
+
+func (l *lineLimit) Type() string { return "N" }
 
 func textFormat(format string, ios IO) bool {
 	switch format {

@@ -12,6 +12,7 @@ import (
 // to the module version and VCS data Go records.
 type BuildInfo struct {
 	Version, Commit, Date string
+	dateIsCommit          bool // Date came from the VCS data: the commit's time, not the build's
 }
 
 func (b BuildInfo) resolved() BuildInfo {
@@ -24,7 +25,7 @@ func (b BuildInfo) resolved() BuildInfo {
 			case s.Key == "vcs.revision" && b.Commit == "":
 				b.Commit = s.Value
 			case s.Key == "vcs.time" && b.Date == "":
-				b.Date = s.Value
+				b.Date, b.dateIsCommit = s.Value, true
 			}
 		}
 	}
@@ -47,8 +48,12 @@ func newVersionCmd(info BuildInfo, ios IO) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			b := info.resolved()
-			fmt.Fprintf(ios.Out, "agentbash %s\ncommit: %s\nbuilt: %s\ngo: %s %s/%s\n",
-				b.Version, b.Commit, b.Date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			dateLabel := "built"
+			if b.dateIsCommit {
+				dateLabel = "commit date"
+			}
+			fmt.Fprintf(ios.Out, "agentbash %s\ncommit: %s\n%s: %s\ngo: %s %s/%s\n",
+				b.Version, b.Commit, dateLabel, b.Date, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

@@ -115,6 +115,7 @@ func (s Store) Create(m Meta) (*os.File, string, error) {
 			os.Remove(f.Name())
 			return nil, "", err
 		}
+		s.recordLastID(next)
 		return f, id, nil
 	}
 }
@@ -139,13 +140,43 @@ func (s Store) mkdir() error {
 	return nil
 }
 
-// maxID returns the largest id among <id>.log and <id>.json in Dir (0 when none).
+// lastIDFile remembers the largest id ever allocated, so ids are not reused after a prune empties the
+// directory: an old artifact://N never names a different run.
+const lastIDFile = ".last-id"
+
+// recordLastID stores id in lastIDFile when it is larger than what is there (best effort: the
+// O_EXCL create is what makes ids unique).
+func (s Store) recordLastID(id uint64) {
+	if id <= s.lastID() {
+		return
+	}
+	tmp, err := os.CreateTemp(s.Dir, ".last-id-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.WriteString(strconv.FormatUint(id, 10))
+	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(s.Dir, lastIDFile)) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+func (s Store) lastID() uint64 {
+	b, err := os.ReadFile(filepath.Join(s.Dir, lastIDFile))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// maxID returns the largest id among <id>.log and <id>.json in Dir and the last id ever allocated
+// (0 when none).
 func (s Store) maxID() (uint64, error) {
 	ents, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return 0, fmt.Errorf("artifact directory: %w", err)
 	}
-	var top uint64
+	top := s.lastID()
 	for _, e := range ents {
 		if id, ok := idOf(e.Name(), ".log"); ok {
 			top = max(top, id)

@@ -71,7 +71,7 @@ func TestCreateModesAndMeta(t *testing.T) {
 	// Temporary metadata files are gone.
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != lastIDFile {
 			t.Errorf("leftover %s", e.Name())
 		}
 	}
@@ -265,5 +265,27 @@ func TestListAndPrune(t *testing.T) {
 	}
 	if _, err := s.Path("1"); !errors.Is(err, ErrNotFound) {
 		t.Fatal(err)
+	}
+}
+
+func TestIDsNotReusedAfterPrune(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "a")}
+	for range 3 {
+		f, _, err := s.Create(Meta{Command: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if _, err := s.Prune(0, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	f, id, err := s.Create(Meta{Command: "y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if id != "4" {
+		t.Errorf("id after prune = %s, want 4", id)
 	}
 }

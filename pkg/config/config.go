@@ -5,6 +5,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,29 +112,36 @@ func Defaults() map[string]any {
 	}
 }
 
-// Validate checks values that have a fixed set or range, naming the key in the error. The timeout is not
-// an error when out of range: it is clamped (see ClampTimeout).
+// KeyError is a bad value of one key.
+type KeyError struct {
+	Key string // dotted, as in the file: "artifacts.maxBytes"
+	Msg string
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
+
+// Validate checks values that have a fixed set or range; the error is a *KeyError naming the key. The
+// timeout is not an error when out of range: it is clamped (see ClampTimeout). Interceptor rules are
+// checked by intercept.Lint, one message per broken rule.
 func (c Config) Validate() error {
+	bad := func(key, format string, a ...any) error { return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)} }
 	switch {
+	case math.IsNaN(c.Timeout):
+		return bad("timeout", "must be a number of seconds, got NaN")
 	case !slices.Contains([]string{"json", "text", "auto"}, c.Format):
-		return fmt.Errorf("format: must be json, text or auto, got %q", c.Format)
+		return bad("format", "must be json, text or auto, got %q", c.Format)
 	case c.MaxBytes < 1:
-		return fmt.Errorf("maxBytes: must be at least 1, got %d", c.MaxBytes)
-	case c.KillGrace < 0:
-		return fmt.Errorf("killGrace: must not be negative, got %v", c.KillGrace)
+		return bad("maxBytes", "must be at least 1, got %d", c.MaxBytes)
+	case c.KillGrace < 0 || math.IsNaN(c.KillGrace) || math.IsInf(c.KillGrace, 0):
+		return bad("killGrace", "must be a number of seconds ≥ 0, got %v", c.KillGrace)
 	case c.Artifacts.MaxBytes < 1:
-		return fmt.Errorf("artifacts.maxBytes: must be at least 1, got %d", c.Artifacts.MaxBytes)
+		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !slices.Contains([]string{"error", "report"}, c.Result.NonZeroExit):
-		return fmt.Errorf("result.nonZeroExit: must be error or report, got %q", c.Result.NonZeroExit)
-	}
-	for i, r := range c.Interceptor.Rules {
-		if r.Pattern == "" || r.Tool == "" {
-			return fmt.Errorf("interceptor.rules[%d]: pattern and tool are required", i)
-		}
+		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
 	}
 	for k := range c.Shell.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			return fmt.Errorf("shell.env: invalid variable name %q", k)
+			return bad("shell.env", "invalid variable name %q", k)
 		}
 	}
 	return nil

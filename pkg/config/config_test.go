@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/agentbash/agentbash/pkg/intercept"
 )
 
 func TestClampTimeout(t *testing.T) {
@@ -33,7 +31,6 @@ func TestValidate(t *testing.T) {
 		"killGrace":          func(c *Config) { c.KillGrace = -1 },
 		"artifacts.maxBytes": func(c *Config) { c.Artifacts.MaxBytes = 0 },
 		"result.nonZeroExit": func(c *Config) { c.Result.NonZeroExit = "maybe" },
-		"interceptor.rules":  func(c *Config) { c.Interceptor.Rules = []intercept.Rule{{Pattern: "x"}} },
 		"shell.env":          func(c *Config) { c.Shell.Env = map[string]string{"A=B": "x"} },
 	} {
 		c := Default()

@@ -41,8 +41,8 @@ type Block struct{ Tool, Message, Pattern string }
 
 // Match is one simple command of a script with the rule that fires on it, as `agentbash rules test` shows.
 type Match struct {
-	Command string // the simple command's text that patterns are matched against
-	Rule    *Rule  // the first active rule that matches, nil if none
+	Command string `json:"command"` // the simple command's text that patterns are matched against
+	Rule    *Rule  `json:"rule"`    // the first active rule that matches, nil if none
 }
 
 // Interceptor holds compiled rules and the set of active tools. It is safe for concurrent use.

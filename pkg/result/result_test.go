@@ -3,8 +3,11 @@ package result
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -139,5 +142,49 @@ func TestWriteTextPreview(t *testing.T) {
 	want := "[2 earlier lines hidden; showing the last 2]\n3\n4\n\nCommand exited with code 2\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// slowWriter takes a while per write, like a terminal that cannot keep up.
+type slowWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func TestAsyncWriterNeverBlocksAndSaysWhatItSkipped(t *testing.T) {
+	var w slowWriter
+	a := NewAsyncWriter(&w, 1000)
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	for range 1000 {
+		if n, err := a.Write(line); n != len(line) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	a.Close()
+	out := w.b.String()
+	if !strings.Contains(out, "live view skipped") || !strings.HasPrefix(out, string(line)) {
+		t.Errorf("output %d bytes, no skip marker or wrong start", len(out))
+	}
+	if n, _ := a.Write(line); n != len(line) {
+		t.Errorf("Write after Close = %d", n)
+	}
+}
+
+func TestAsyncWriterKeepsEverythingWhenFast(t *testing.T) {
+	var b bytes.Buffer
+	a := NewAsyncWriter(&b, 1<<20)
+	for i := range 100 {
+		fmt.Fprintf(a, "%d\n", i)
+	}
+	a.Close()
+	if strings.Count(b.String(), "\n") != 100 || strings.Contains(b.String(), "skipped") {
+		t.Errorf("got %q", b.String())
 	}
 }

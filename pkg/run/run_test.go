@@ -153,7 +153,7 @@ func TestRunBackgroundHoldingPipeDoesNotHang(t *testing.T) {
 
 func TestRunBackgroundWriterDrainBounded(t *testing.T) {
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, `(while :; do echo tick; sleep 0.05; done) & echo started`, &out))
+	o, _ := Local{}.Run(context.Background(), spec(t, `echo started; (while :; do echo tick; sleep 0.05; done) &`, &out))
 	if o.ExitCode != 0 || !strings.HasPrefix(out.String(), "started\n") {
 		t.Errorf("outcome %+v", o)
 	}
