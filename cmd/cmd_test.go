@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/adrg/xdg"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -173,5 +176,31 @@ func TestConfigExampleHoldsDefaults(t *testing.T) {
 	}
 	if want := config.Default(); !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config.example.yaml decodes to\n%+v\nwant the defaults\n%+v", cfg, want)
+	}
+}
+
+// slowTerminal is a terminal that cannot keep up with the command's output.
+type slowTerminal struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *slowTerminal) Write(p []byte) (int, error) {
+	time.Sleep(5 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+// TestLiveViewOnSlowTerminalLosesNothing: streaming to a slow terminal must not slow the reading of the
+// pipe, or the bounded drain would cut the stream (found by a fresh-user trial).
+func TestLiveViewOnSlowTerminalLosesNothing(t *testing.T) {
+	isolate(t)
+	var term slowTerminal
+	code := Run(context.Background(), BuildInfo{}, IO{In: strings.NewReader(""), Out: &term, Err: io.Discard, OutIsTerminal: true},
+		[]string{"run", "seq 1 200000; echo END"})
+	out := term.b.String()
+	if code != 0 || !strings.Contains(out, "of 200001 (50.0KB limit)") || !strings.Contains(out, "\nEND\n") {
+		t.Errorf("exit %d, output ends:\n%s", code, out[max(0, len(out)-400):])
 	}
 }

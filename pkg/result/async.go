@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sync"
@@ -8,8 +9,9 @@ import (
 
 // AsyncWriter passes writes to an underlying writer from its own goroutine, so a slow terminal never slows
 // the reading of the command's output pipe (which would let the bounded drain of SPEC §3.7 cut the stream).
-// At most max bytes wait in its queue; past that, writes are dropped and counted, and a marker in the live
-// view says how many bytes it skipped. Write never blocks and never fails.
+// At most max bytes wait in its queue; past that, the oldest queued lines are dropped — the newest output
+// matters most — and a marker in the live view says how many bytes it skipped. Write never blocks and
+// never fails.
 type AsyncWriter struct {
 	w       io.Writer
 	max     int
@@ -34,24 +36,20 @@ func NewAsyncWriter(w io.Writer, max int) *AsyncWriter {
 func (a *AsyncWriter) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	switch {
-	case a.closed:
-	case len(a.queue)+len(p) > a.max:
-		a.dropped += int64(len(p))
-	default:
-		a.skipMarker()
-		a.queue = append(a.queue, p...)
-		a.wake.Signal()
+	if a.closed {
+		return len(p), nil
 	}
+	a.queue = append(a.queue, p...)
+	if over := len(a.queue) - a.max; over > 0 {
+		cut := over
+		if i := bytes.IndexByte(a.queue[cut:], '\n'); i >= 0 {
+			cut += i + 1 // resume at a line start
+		}
+		a.dropped += int64(cut)
+		a.queue = a.queue[cut:]
+	}
+	a.wake.Signal()
 	return len(p), nil
-}
-
-// skipMarker queues the marker for dropped bytes, if any. Called with mu held.
-func (a *AsyncWriter) skipMarker() {
-	if a.dropped > 0 {
-		a.queue = fmt.Appendf(a.queue, "\n… [live view skipped %d bytes; the result is complete] …\n", a.dropped)
-		a.dropped = 0
-	}
 }
 
 // Close writes what is queued and stops the goroutine; it returns when everything was written.
@@ -59,7 +57,6 @@ func (a *AsyncWriter) Close() error {
 	a.mu.Lock()
 	if !a.closed {
 		a.closed = true
-		a.skipMarker()
 		a.wake.Signal()
 	}
 	a.mu.Unlock()
@@ -81,7 +78,13 @@ func (a *AsyncWriter) loop() {
 		}
 		chunk := a.queue
 		a.queue, a.spare = a.spare[:0], chunk
+		dropped := a.dropped
+		a.dropped = 0
 		a.mu.Unlock()
+		if dropped > 0 && !failed {
+			_, err := fmt.Fprintf(a.w, "\n… [live view skipped %d bytes; the result is complete] …\n", dropped)
+			failed = err != nil
+		}
 		if !failed {
 			if _, err := a.w.Write(chunk); err != nil {
 				failed = true // a closed terminal: keep consuming, write nothing

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -27,7 +28,7 @@ func NewLineClamp(w io.Writer, max int) *LineClamp { return &LineClamp{w: w, max
 func (c *LineClamp) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		nl := strings.IndexByte(string(p), '\n')
+		nl := bytes.IndexByte(p, '\n')
 		seg := p
 		if nl >= 0 {
 			seg = p[:nl]
