@@ -129,11 +129,11 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 		Example: "  agentbash artifact prune --older-than 7d",
 		RunE: func(c *cobra.Command, _ []string) error {
 			if olderThan == "" {
-				return usageError{errors.New("prune needs --older-than DURATION (e.g. 7d)")}
+				return usageError{err: errors.New("prune needs --older-than DURATION (e.g. 7d)"), cmd: c.CommandPath()}
 			}
 			d, err := parseAge(olderThan)
 			if err != nil {
-				return usageError{fmt.Errorf("--older-than: %w", err)}
+				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
 			}
 			store, err := artifactStore(c)
 			if err != nil {

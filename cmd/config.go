@@ -81,7 +81,7 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		if ke, ok := errors.AsType[*config.KeyError](err); ok && flagChanged(c, ke.Key) {
-			return config.Config{}, usageError{fmt.Errorf("--%s: %s", flagOf(ke.Key), ke.Msg)}
+			return config.Config{}, usageError{err: fmt.Errorf("--%s: %s", flagOf(ke.Key), ke.Msg), cmd: c.CommandPath()}
 		}
 		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
 	}

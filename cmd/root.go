@@ -4,6 +4,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,7 +62,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
 	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios))
 	return root
 }
@@ -80,7 +81,10 @@ func (e exitError) Error() string {
 }
 
 // usageError is a malformed command line: exit 2, message on stderr, no result (SPEC §3.11).
-type usageError struct{ err error }
+type usageError struct {
+	err error
+	cmd string // the command whose --help to point at; "" for agentbash
+}
 
 func (e usageError) Error() string { return e.err.Error() }
 
@@ -103,10 +107,11 @@ func exitStatus(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentbash:", err)
 		return result.ExitCannotRun
 	}
-	_, isUsage := errors.AsType[usageError](err)
+	ue, isUsage := errors.AsType[usageError](err)
 	if isUsage || strings.HasPrefix(err.Error(), "unknown command") {
+		cmd := cmp.Or(ue.cmd, "agentbash")
 		fmt.Fprintln(stderr, "agentbash:", err)
-		fmt.Fprintln(stderr, "Run 'agentbash --help' for usage.")
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd)
 		return result.ExitUsage
 	}
 	fmt.Fprintln(stderr, "agentbash:", err)
@@ -117,7 +122,7 @@ func exitStatus(err error, stderr io.Writer) int {
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := v(c, args); err != nil {
-			return usageError{err}
+			return usageError{err: err, cmd: c.CommandPath()}
 		}
 		return nil
 	}

@@ -83,18 +83,18 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	command, err := commandText(ios, f, args)
 	if err != nil {
-		return usageError{err}
+		return usageError{err: err, cmd: c.CommandPath()}
 	}
 	if f.preview < 0 {
-		return usageError{errors.New("--preview takes a line count ≥ 0")}
+		return usageError{err: errors.New("--preview takes a line count ≥ 0"), cmd: c.CommandPath()}
 	}
 	for _, kv := range f.env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageError{fmt.Errorf("--env %q: want KEY=VALUE", kv)}
+			return usageError{err: fmt.Errorf("--env %q: want KEY=VALUE", kv), cmd: c.CommandPath()}
 		}
 	}
 	if v := c.Flags().Lookup("format").Value.String(); c.Flags().Changed("format") && v != "json" && v != "text" && v != "auto" {
-		return usageError{fmt.Errorf("--format %q: want json, text or auto", v)}
+		return usageError{err: fmt.Errorf("--format %q: want json, text or auto", v), cmd: c.CommandPath()}
 	}
 
 	cfg, cfgErr := loadConfig(c)
