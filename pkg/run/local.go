@@ -93,14 +93,12 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	<-rd.done
 	out.OutputClosed = rd.closed.Load()
 
-	live, zombies := descendants()
-	reap(zombies)
-	if len(live) > 0 {
-		if out.TimedOut || out.Cancelled {
-			// Spawned during the kill (a trap handler, say): finish them too.
-			signalAll(live, unix.SIGKILL)
-			reap(live)
-		} else {
+	if out.TimedOut || out.Cancelled {
+		// Spawned during the kill (a trap handler, a re-forking daemon): finish them too.
+		killAll(pid)
+	} else if live, zombies := descendants(); len(live) > 0 || len(zombies) > 0 {
+		reap(zombies)
+		if len(live) > 0 {
 			out.LeftoverPids = live
 			out.Warnings = append(out.Warnings, leftoverWarning(live))
 		}
@@ -137,7 +135,7 @@ wait:
 			break wait
 		}
 	}
-	signalTree(pid, unix.SIGKILL)
+	killAll(pid)
 	if state == nil {
 		select {
 		case state = <-exited:
@@ -145,6 +143,38 @@ wait:
 		}
 	}
 	return state
+}
+
+// killSweepMax bounds killAll against a fork bomb that outruns it; past it the remaining processes are
+// reported as survivors by the next sweep's caller, which cannot do better.
+const killSweepMax = 2 * time.Second
+
+// killAll SIGKILLs the process group of pid and every descendant, again and again until none is left: a
+// process that forks (or setsid-forks) between two sweeps leaves an orphan that is reparented to us and
+// found by the next sweep. Descendants are stopped (SIGSTOP) before they are killed, so a fork loop is
+// frozen in place while the sweep finishes.
+func killAll(pid int) {
+	deadline := time.Now().Add(killSweepMax)
+	for empty := 0; ; {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+		live, zombies := descendants()
+		reap(zombies)
+		if len(live) == 0 {
+			// Confirm: a fork in flight during this look shows up in the next one.
+			if empty++; empty == 3 {
+				return
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		empty = 0
+		if time.Now().After(deadline) {
+			return
+		}
+		signalAll(live, unix.SIGSTOP)
+		signalTree(pid, unix.SIGKILL)
+		time.Sleep(time.Millisecond) // let the kernel finish the kills before the next look
+	}
 }
 
 // signalTree sends sig to the process group led by pid and to every descendant of this process, which

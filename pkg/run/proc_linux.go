@@ -3,7 +3,6 @@ package run
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -23,59 +22,67 @@ func becomeSubreaper() {
 }
 
 // descendants returns the live descendants of this process and, separately, those that are zombies.
-// It walks /proc/PID/task/*/children from this process down.
+//
+// It reads the parent of every process from /proc/PID/stat and walks the tree down from this process,
+// through zombies too. /proc/PID/task/*/children is cheaper but the kernel documents it as unreliable
+// while children are created or exit, and a re-forking daemon lives exactly in that window; a process's
+// stat line is consistent, and its parent is either still there (perhaps as a zombie) or it was already
+// reparented to us (we are the subreaper).
 func descendants() (live, zombies []int) {
-	seen := map[int]bool{}
-	queue := children("self")
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil
+	}
+	kids := map[int][]int{}
+	state := map[int]byte{}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		ppid, st, ok := procStat(pid)
+		if !ok {
+			continue
+		}
+		kids[ppid] = append(kids[ppid], pid)
+		state[pid] = st
+	}
+	queue := append([]int(nil), kids[os.Getpid()]...)
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
-		if seen[pid] {
-			continue
-		}
-		seen[pid] = true
-		switch procState(pid) {
-		case 0: // gone
-			continue
-		case 'Z', 'X':
+		if st := state[pid]; st == 'Z' || st == 'X' {
 			zombies = append(zombies, pid)
-		default:
+		} else {
 			live = append(live, pid)
 		}
-		queue = append(queue, children(strconv.Itoa(pid))...)
+		queue = append(queue, kids[pid]...)
 	}
 	return live, zombies
 }
 
-// children lists the child pids of every thread of proc ("self" or a pid).
-func children(proc string) []int {
-	files, _ := filepath.Glob("/proc/" + proc + "/task/*/children")
-	var pids []int
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, field := range bytes.Fields(b) {
-			if p, err := strconv.Atoi(string(field)); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
-	return pids
-}
-
-// procState returns the state letter of pid from /proc/PID/stat, or 0 when it does not exist.
-func procState(pid int) byte {
+// procStat returns the parent pid and state letter of pid from /proc/PID/stat.
+func procStat(pid int) (ppid int, state byte, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0
+		return 0, 0, false
 	}
-	i := bytes.LastIndexByte(b, ')')
+	i := bytes.LastIndexByte(b, ')') // the command name may hold spaces and parentheses
 	if i < 0 || i+2 >= len(b) {
-		return 0
+		return 0, 0, false
 	}
-	return b[i+2]
+	fields := bytes.Fields(b[i+2:])
+	if len(fields) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(string(fields[1]))
+	return ppid, fields[0][0], err == nil
+}
+
+// procState returns the state letter of pid, or 0 when it does not exist.
+func procState(pid int) byte {
+	_, st, _ := procStat(pid)
+	return st
 }
 
 // reap collects the status of the given zombies that are our children (orphans reparented to us). Only

@@ -48,9 +48,10 @@ const (
 var newline = []byte{'\n'}
 
 var (
-	// ErrHeadLimit is returned by [Sink.Write] once the head line limit is met and a bounded amount
-	// past it was read for the artifact: the caller should stop reading and close the pipe, as
-	// `| head` would (SPEC §3.2).
+	// ErrHeadLimit is returned by [Sink.Write] once the head line limit is met (the Head-th line is
+	// complete, or text past it was seen): the caller should stop reading and close the pipe at once,
+	// as `| head` would (SPEC §3.2). Stopping at once, not after reading more for the artifact, keeps a
+	// slow producer (`ping | head -n 3`) from running on to the timeout.
 	ErrHeadLimit = errors.New("sink: head limit reached")
 	// ErrClosed is returned by Write after Close.
 	ErrClosed = errors.New("sink: write after close")
@@ -131,7 +132,6 @@ type Sink struct {
 	lineLen  int64 // sanitized bytes of the current line
 
 	headMet  bool  // text past the Head limit was seen
-	headRaw  int64 // rawTotal before the Write that met the head limit
 	headStop bool  // ErrHeadLimit returned
 	binary   bool
 
@@ -173,7 +173,7 @@ func New(o Options) *Sink {
 	if o.owMax <= 0 {
 		o.owMax = MaxOverwriteBytes
 	}
-	s := &Sink{o: o, headRaw: -1}
+	s := &Sink{o: o}
 	s.z.out, s.z.escMax, s.z.owMax = s, o.escMax, o.owMax
 	// One byte more than MaxBytes shows whether the window starts at a line start; MaxOverwriteBytes
 	// more keeps MaxBytes held after a CR discards a run.
@@ -185,9 +185,8 @@ func New(o Options) *Sink {
 	return s
 }
 
-// Write consumes p (all of it, or nothing after ErrHeadLimit or Close). It returns ErrHeadLimit
-// from the Write by which MaxBytes raw bytes were read past the start of the Write that met the
-// head limit (at once when there is no artifact to save them to), and 0, ErrHeadLimit after that.
+// Write consumes p (all of it, or nothing after ErrHeadLimit or Close). It returns len(p), ErrHeadLimit
+// from the Write that met the head limit, and 0, ErrHeadLimit after that.
 func (s *Sink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -200,7 +199,6 @@ func (s *Sink) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	start := s.rawTotal
 	s.rawTotal += int64(len(p))
 	s.keepRaw(p)
 	if !s.binary {
@@ -215,14 +213,9 @@ func (s *Sink) Write(p []byte) (int, error) {
 			s.liveFlush()
 		}
 	}
-	if s.headMet {
-		if s.headRaw < 0 {
-			s.headRaw = start
-		}
-		if s.rawTotal-s.headRaw >= int64(s.o.MaxBytes) || s.artFailed || s.artBroken {
-			s.headStop = true
-			return len(p), ErrHeadLimit
-		}
+	if s.headMet || (s.o.Head >= 0 && s.nl >= int64(s.o.Head)) {
+		s.headStop = true
+		return len(p), ErrHeadLimit
 	}
 	return len(p), nil
 }

@@ -171,13 +171,32 @@ func TestHeadLimitNoArtifact(t *testing.T) {
 	if sum := s.Close(); sum.Text != "a\n" || sum.TotalLines != 2 || !sum.HeadLimitReached {
 		t.Fatalf("%+v", sum)
 	}
-	// Exactly Head lines is not a cut and does not stop.
+	// Exactly Head complete lines meet the limit — stop reading, as head does — but are not a cut.
 	s = New(Options{Head: 2, Tail: -1})
-	if _, err := s.Write([]byte("a\nb\n")); err != nil {
+	if _, err := s.Write([]byte("a\nb\n")); !errors.Is(err, ErrHeadLimit) {
 		t.Fatal(err)
 	}
-	if sum := s.Close(); sum.Truncated || sum.HeadLimitReached {
+	if sum := s.Close(); sum.Truncated || !sum.HeadLimitReached || sum.Text != "a\nb\n" {
 		t.Fatalf("%+v", sum)
+	}
+	// Fewer lines, or an unfinished Head-th line, go on reading.
+	s = New(Options{Head: 2, Tail: -1})
+	if _, err := s.Write([]byte("a\nb")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A slow producer must not keep a met head limit waiting for more output (hostile test: a `sleep` loop
+// piped to `head -n 2` ran to the timeout).
+func TestHeadLimitStopsAtTheLimit(t *testing.T) {
+	var art memArtifact
+	art.failAfter = -1
+	s := New(Options{Head: 2, Tail: -1, OpenArtifact: func() (io.WriteCloser, string, error) { return &art, "1", nil }})
+	for i, line := range []string{"line 1\n", "line 2\n"} {
+		_, err := s.Write([]byte(line))
+		if (i == 1) != errors.Is(err, ErrHeadLimit) {
+			t.Fatalf("write %d: %v", i, err)
+		}
 	}
 }
 
