@@ -68,6 +68,11 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 		}
 	}
 
+	if path != "" {
+		if err := checkFile(path); err != nil {
+			return config.Config{}, configError{fmt.Errorf("%s%s", where(path), unknownKeys(err))}
+		}
+	}
 	cfg := config.Default()
 	err := v.UnmarshalExact(&cfg, func(dc *mapstructure.DecoderConfig) {
 		dc.WeaklyTypedInput = false // a YAML `timeout: true` is an error, not 1
@@ -161,9 +166,16 @@ func parseEnvString(from, to reflect.Type, data any) (any, error) {
 	return data, nil
 }
 
-// unknownKeys rewords mapstructure's "'shell' has invalid keys: bogus" as "unknown key: shell.bogus".
+// unknownKeys rewords mapstructure's errors for people: "'shell' has invalid keys: bogus" becomes
+// "unknown key: shell.bogus", and several errors are joined on one line.
 func unknownKeys(err error) string {
-	msg := err.Error()
+	var lines []string
+	for _, l := range strings.Split(strings.TrimPrefix(err.Error(), "decoding failed due to the following error(s):"), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	msg := strings.Join(lines, "; ")
 	return invalidKeys.ReplaceAllStringFunc(msg, func(m string) string {
 		sub := invalidKeys.FindStringSubmatch(m)
 		prefix := sub[1]
@@ -178,7 +190,7 @@ func unknownKeys(err error) string {
 	})
 }
 
-var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^\n]+)`)
+var invalidKeys = regexp.MustCompile(`'([^']*)' has invalid keys: ([^;]+)`)
 
 // flagChanged reports whether a flag bound to key was given.
 func flagChanged(c *cobra.Command, key string) bool {
@@ -194,6 +206,26 @@ func flagOf(key string) string {
 		}
 	}
 	return ""
+}
+
+// checkFile decodes the config file alone, strictly: an unknown key or a value of the wrong type is an
+// error naming the key. (The merged decode below must turn environment strings into numbers, so it
+// cannot tell `timeout: "5"` in a file from AGENTBASH_TIMEOUT=5.)
+func checkFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	cfg := config.Default()
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{Result: &cfg, ErrorUnused: true})
+	if err != nil {
+		return err
+	}
+	return dec.Decode(raw)
 }
 
 // restoreEnvCase gives shell.env its variable names back as written: viper lowercases every key, and

@@ -353,3 +353,18 @@ func (s Store) UpdateMeta(m Meta) error {
 	}
 	return nil
 }
+
+// Remove deletes artifact id (its log and metadata), e.g. one whose writing failed part way. A missing
+// file is not an error.
+func (s Store) Remove(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range []string{s.logPath(id), s.metaPath(id)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

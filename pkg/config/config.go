@@ -74,6 +74,10 @@ const (
 	DefaultMaxBytes         = 51200
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = 256 << 20
+	// MaxMaxBytes bounds the in-memory window: memory stays small whatever the config says.
+	MaxMaxBytes = 64 << 20
+	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
+	MaxKillGrace = 60.0
 )
 
 // Default returns the built-in defaults.
@@ -126,14 +130,14 @@ func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
 func (c Config) Validate() error {
 	bad := func(key, format string, a ...any) error { return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)} }
 	switch {
-	case math.IsNaN(c.Timeout):
-		return bad("timeout", "must be a number of seconds, got NaN")
+	case math.IsNaN(c.Timeout) || math.IsInf(c.Timeout, 0):
+		return bad("timeout", "must be a finite number of seconds, got %v", c.Timeout)
 	case !slices.Contains([]string{"json", "text", "auto"}, c.Format):
 		return bad("format", "must be json, text or auto, got %q", c.Format)
-	case c.MaxBytes < 1:
-		return bad("maxBytes", "must be at least 1, got %d", c.MaxBytes)
-	case c.KillGrace < 0 || math.IsNaN(c.KillGrace) || math.IsInf(c.KillGrace, 0):
-		return bad("killGrace", "must be a number of seconds ≥ 0, got %v", c.KillGrace)
+	case c.MaxBytes < 1 || c.MaxBytes > MaxMaxBytes:
+		return bad("maxBytes", "must be from 1 to %d bytes, got %d", MaxMaxBytes, c.MaxBytes)
+	case !(c.KillGrace >= 0 && c.KillGrace <= MaxKillGrace): // NaN fails too
+		return bad("killGrace", "must be from 0 to %v seconds, got %v", MaxKillGrace, c.KillGrace)
 	case c.Artifacts.MaxBytes < 1:
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !slices.Contains([]string{"error", "report"}, c.Result.NonZeroExit):

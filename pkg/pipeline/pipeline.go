@@ -144,7 +144,11 @@ func Run(ctx context.Context, o Options) result.Result {
 
 	// §3.6 artifacts, allocated lazily by the sink.
 	dir := o.ArtifactDir
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		dir = abs // $ARTIFACTS must hold wherever the command cds
+	}
 	store := artifact.Store{Dir: dir}
+	var created string // the artifact allocated, even if writing it failed later
 	s := sink.New(sink.Options{
 		MaxBytes:         in.MaxBytes,
 		Head:             in.Head,
@@ -156,6 +160,7 @@ func Run(ctx context.Context, o Options) result.Result {
 			if err != nil {
 				return nil, "", fmt.Errorf("artifact not saved: %w", err)
 			}
+			created = id
 			return f, id, nil
 		},
 	})
@@ -183,6 +188,9 @@ func Run(ctx context.Context, o Options) result.Result {
 		Output:    s,
 	})
 	summary := s.Close()
+	if created != "" && summary.ArtifactID == "" {
+		_ = store.Remove(created) // a partial artifact the result does not name would only mislead
+	}
 	if err != nil {
 		in.Err = err
 		return finish()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -315,8 +316,12 @@ func (r Result) Text() string {
 	return r.Output + "\n\n" + strings.Join(r.Footer, "\n\n")
 }
 
-// FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (SPEC §3.5).
+// FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (SPEC §3.5); values too small or too
+// large for a short decimal use an exponent (1e-320).
 func FormatSeconds(s float64) string {
+	if a := math.Abs(s); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.FormatFloat(s, 'g', -1, 64)
+	}
 	return strconv.FormatFloat(s, 'f', -1, 64)
 }
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // NonInteractiveEnv are the defaults that keep pagers, editors, prompts, colour and progress bars away
@@ -121,6 +123,9 @@ func ResolveDir(dir, home string) (string, error) {
 		return abs, &DirError{Text: err.Error(), Err: err}
 	case !fi.IsDir():
 		return abs, &DirError{Text: TextDirNotDir + abs}
+	}
+	if err := unix.Access(abs, unix.X_OK); err != nil {
+		return abs, &DirError{Text: "Working directory is not accessible: " + abs + ": " + err.Error(), Err: err}
 	}
 	return abs, nil
 }

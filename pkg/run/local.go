@@ -40,7 +40,14 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
 
-	cmd := exec.Command(spec.Shell, "-c", spec.Command)
+	args, cleanup, err := shellArgs(spec.Command)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		return Outcome{}, err
+	}
+	defer cleanup()
+	cmd := exec.Command(spec.Shell, args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin = stdin
@@ -106,6 +113,27 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	setStatus(&out, state)
 	out.Duration = time.Since(start)
 	return out, nil
+}
+
+// MaxArgBytes is the longest command passed as `-c` argument; Linux refuses a single argument over
+// 128 KiB (MAX_ARG_STRLEN). A longer script is written to a private temporary file that the shell runs.
+const MaxArgBytes = 100_000
+
+// shellArgs returns the shell's arguments for command and a function that removes what it created.
+func shellArgs(command string) ([]string, func(), error) {
+	if len(command) <= MaxArgBytes {
+		return []string{"-c", command}, func() {}, nil
+	}
+	f, err := os.CreateTemp("", "agentbash-script-*.sh")
+	if err != nil {
+		return nil, nil, fmt.Errorf("write long script: %w", err)
+	}
+	_, werr := f.WriteString(command)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return nil, nil, fmt.Errorf("write long script: %w", errors.Join(werr, cerr))
+	}
+	return []string{f.Name()}, func() { os.Remove(f.Name()) }, nil
 }
 
 // terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has

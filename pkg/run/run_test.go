@@ -288,3 +288,24 @@ func TestResolveDir(t *testing.T) {
 		}
 	}
 }
+
+// A script longer than one argument may be (128 KiB) still runs (hostile test: -f with a big heredoc).
+func TestRunLongScript(t *testing.T) {
+	var out buffer
+	big := "cat <<'EOF' | wc -c\n" + strings.Repeat("x", 200_000) + "\nEOF\necho done"
+	o, err := Local{}.Run(context.Background(), spec(t, big, &out))
+	if err != nil || o.ExitCode != 0 || out.String() != "200001\ndone\n" {
+		t.Errorf("outcome %+v err %v output %q", o, err, out.String())
+	}
+}
+
+func TestResolveDirNotAccessible(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can enter any directory")
+	}
+	dir := filepath.Join(t.TempDir(), "locked")
+	os.Mkdir(dir, 0o000)
+	if _, err := ResolveDir(dir, ""); err == nil || !strings.Contains(err.Error(), "not accessible") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -131,8 +131,8 @@ type Sink struct {
 	nl       int64 // newlines in the sanitized stream
 	lineLen  int64 // sanitized bytes of the current line
 
-	headMet  bool  // text past the Head limit was seen
-	headStop bool  // ErrHeadLimit returned
+	headMet  bool // text past the Head limit was seen
+	headStop bool // ErrHeadLimit returned
 	binary   bool
 
 	raw       []byte // raw bytes not yet in the artifact (until the first spill)

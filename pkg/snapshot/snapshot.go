@@ -76,6 +76,9 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	}
 
 	body, genErr := generate(ctx, o)
+	if ctx.Err() != nil {
+		return "", "" // agentbash was cancelled: nothing learned about the rc file, nothing cached
+	}
 	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}

@@ -94,3 +94,17 @@ func TestSnapshotSlowRCIsBoundedAndCached(t *testing.T) {
 		t.Errorf("after fix: %q, %q", path, warn)
 	}
 }
+
+// A cancel while the snapshot is made is not a failure of the rc file: it is not cached (hostile test).
+func TestSnapshotCancelIsNotCached(t *testing.T) {
+	o := options(t, "sleep 1\nalias zz='echo zz'\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if path, warn := Ensure(ctx, o); path != "" || warn != "" {
+		t.Errorf("cancelled Ensure = %q, %q", path, warn)
+	}
+	path, warn := Ensure(context.Background(), o)
+	if path == "" || warn != "" || runWith(t, path, "zz") != "zz\n" {
+		t.Errorf("after cancel: %q, %q", path, warn)
+	}
+}
