@@ -55,6 +55,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	cmd.Stderr = pw
 	cmd.SysProcAttr = sysProcAttr()
 	becomeSubreaper()
+	reserveThreads()
 
 	started := make(chan error, 1)
 	exited := make(chan *os.ProcessState, 1)

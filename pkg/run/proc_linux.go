@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -92,4 +94,30 @@ func reap(pids []int) {
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(p, &ws, unix.WNOHANG, nil)
 	}
+}
+
+// reserveThreads makes the Go runtime start spare OS threads while it still can. A fork bomb that
+// exhausts the user's process limit (RLIMIT_NPROC counts threads) would otherwise make the runtime's
+// thread creation fail in the middle of the kill, which aborts agentbash and leaves the bomb running.
+// The runtime keeps idle threads for reuse. Root and unlimited users skip this (the limit does not bind).
+func reserveThreads() {
+	var lim unix.Rlimit
+	if os.Geteuid() == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
+		return
+	}
+	const n = 8
+	var fds [2]int
+	if unix.Pipe2(fds[:], unix.O_CLOEXEC) != nil {
+		return
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	var wg sync.WaitGroup
+	for range n {
+		// Each reader blocks in a raw read, holding its thread; the scheduler gives the others new ones.
+		wg.Go(func() { _, _ = unix.Read(fds[0], make([]byte, 1)) })
+	}
+	time.Sleep(5 * time.Millisecond)
+	_, _ = unix.Write(fds[1], make([]byte, n))
+	wg.Wait()
 }
