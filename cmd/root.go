@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -54,6 +53,8 @@ func newRootCmd(info BuildInfo, ios IO) *cobra.Command {
 		Long: `agentbash runs one shell command with a timeout, no prompts and no pagers, keeps a bounded tail of
 its output (the whole stream goes to an artifact file), and prints a result an agent can parse (JSON) or a
 person can read (text). See 'agentbash run --help'.`,
+		Args:          usageArgs(cobra.NoArgs), // `agentbash nosuch` is a usage error
+		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       info.resolved().Version,
@@ -73,6 +74,8 @@ type exitError struct {
 	err  error // nil when everything was already said
 }
 
+func (e exitError) Unwrap() error { return e.err }
+
 func (e exitError) Error() string {
 	if e.err == nil {
 		return fmt.Sprintf("exit status %d", e.code)
@@ -87,11 +90,13 @@ type usageError struct {
 }
 
 func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
 // configError is a broken configuration: exit 125 (SPEC §4).
 type configError struct{ err error }
 
 func (e configError) Error() string { return "config: " + e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
 
 func exitStatus(err error, stderr io.Writer) int {
 	if err == nil {
@@ -107,8 +112,7 @@ func exitStatus(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentbash:", err)
 		return result.ExitCannotRun
 	}
-	ue, isUsage := errors.AsType[usageError](err)
-	if isUsage || strings.HasPrefix(err.Error(), "unknown command") {
+	if ue, isUsage := errors.AsType[usageError](err); isUsage {
 		cmd := cmp.Or(ue.cmd, "agentbash")
 		fmt.Fprintln(stderr, "agentbash:", err)
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd)

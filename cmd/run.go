@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,7 +18,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
-	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // liveQueueBytes bounds the live view's queue on a terminal.
@@ -93,9 +94,6 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 			return usageError{err: fmt.Errorf("--env %q: want KEY=VALUE", kv), cmd: c.CommandPath()}
 		}
 	}
-	if v := c.Flags().Lookup("format").Value.String(); c.Flags().Changed("format") && v != "json" && v != "text" && v != "auto" {
-		return usageError{err: fmt.Errorf("--format %q: want json, text or auto", v), cmd: c.CommandPath()}
-	}
 
 	cfg, cfgErr := loadConfig(c)
 	if _, ok := errors.AsType[usageError](cfgErr); ok {
@@ -103,10 +101,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
-		r := result.Build(result.Input{Command: strings.TrimSpace(command), Err: cfgErr,
-			TimeoutSeconds: config.DefaultTimeout, Head: -1, Tail: -1})
-		r.Details.Cwd, _ = os.Getwd()
-		r.Details.Shell, _ = run.FindShell("")
+		r := pipeline.Failed(command, f.cwd, cfgErr)
 		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
 		return exitError{code: r.Exit}
 	}
@@ -118,7 +113,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	defer stop()
 
 	o := pipeline.Options{
-		Command: command, Cwd: config.ExpandHome(f.cwd), Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
+		Command: command, Cwd: f.cwd, Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
 		Head: f.head.n, Tail: f.tail.n, NoNormalize: f.noNormalize,
 		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
 		Env:      append(envList(cfg.Shell.Env), f.env...),
@@ -129,6 +124,9 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if f.stdin {
 		o.Stdin = ios.In
+	}
+	if !(text && ios.OutIsTerminal) { // the terminal footer shows warnings already
+		o.Warn = func(w string) { fmt.Fprintln(ios.Err, "agentbash: warning:", w) }
 	}
 	var clamp *result.LineClamp
 	var async *result.AsyncWriter
@@ -216,10 +214,11 @@ func textFormat(format string, ios IO) bool {
 	return ios.OutIsTerminal
 }
 
+// envList turns shell.env into KEY=VALUE entries, sorted by key so runs are reproducible.
 func envList(m map[string]string) []string {
 	var l []string
-	for k, v := range m {
-		l = append(l, k+"="+v)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		l = append(l, k+"="+m[k])
 	}
 	return l
 }
@@ -245,6 +244,7 @@ func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
 	}()
 	return func() {
 		signal.Stop(sigs)
+		signal.Stop(pipes)
 		close(done)
 	}
 }

@@ -53,6 +53,25 @@ type Options struct {
 	Live        io.Writer // optional: sanitized output as it arrives
 	Executor    run.Executor
 	Warnings    []string // warnings from earlier steps (config)
+	// Warn, when set, also receives the warnings that SPEC says go to stderr (a broken rule).
+	Warn func(string)
+}
+
+// Failed is the result for a run that could not start because of err (a broken config, say): status
+// error, exit 125, with the working directory and shell that would have been used (SPEC §3.11: every
+// outcome but a usage error prints a result).
+func Failed(command, cwd string, err error) result.Result {
+	in := result.Input{Command: strings.TrimSpace(command), Err: err, TimeoutSeconds: config.DefaultTimeout,
+		Head: -1, Tail: -1}
+	in.Cwd, _ = run.ResolveDir(cwd, homeDir())
+	in.Shell, _ = run.FindShell("")
+	return result.Build(in)
+}
+
+// homeDir is the user's home directory, or "" when it is unknown.
+func homeDir() string {
+	home, _ := os.UserHomeDir()
+	return home
 }
 
 // SignalCause is the cancel cause the CLI attaches to the context when agentbash itself gets a signal;
@@ -96,8 +115,9 @@ func Run(ctx context.Context, o Options) result.Result {
 	if shellErr != nil {
 		in.Shell = o.Shell
 	}
-	home, _ := os.UserHomeDir()
-	in.Cwd, _ = run.ResolveDir(o.Cwd, home) // reported even when it fails below
+	home := homeDir()
+	cwd, cwdErr := run.ResolveDir(o.Cwd, home)
+	in.Cwd = cwd // reported even when it fails below (§3.4 runs after interception)
 
 	// §3.2 normalization.
 	toRun := command
@@ -117,7 +137,9 @@ func Run(ctx context.Context, o Options) result.Result {
 	if o.Intercept {
 		ic, warnings := intercept.New(o.Rules, o.DefaultRules, o.Tools)
 		for _, w := range warnings {
-			fmt.Fprintln(os.Stderr, "agentbash: warning:", w)
+			if o.Warn != nil {
+				o.Warn(w) // SPEC §3.3: a broken rule is also said on stderr
+			}
 		}
 		in.Warnings = append(in.Warnings, warnings...)
 		if b := ic.Check(command); b != nil {
@@ -127,9 +149,8 @@ func Run(ctx context.Context, o Options) result.Result {
 	}
 
 	// §3.4 working directory.
-	cwd, err := run.ResolveDir(o.Cwd, home)
-	if err != nil {
-		in.Err = err
+	if cwdErr != nil {
+		in.Err = cwdErr
 		return finish()
 	}
 	if shellErr != nil {

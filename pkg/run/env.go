@@ -1,6 +1,8 @@
 package run
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +64,7 @@ func Environ(base []string, layers ...[]string) []string {
 
 func hasLocale(kv string) bool {
 	k, v, _ := strings.Cut(kv, "=")
-	return v != "" && (k == "LANG" || k == "LC_ALL" || strings.HasPrefix(k, "LC_"))
+	return v != "" && (k == "LANG" || strings.HasPrefix(k, "LC_"))
 }
 
 // FindShell resolves the shell to run: path when set (a name is looked up in PATH), else bash from PATH,
@@ -99,11 +101,11 @@ const (
 // directory; the result is cleaned, not symlink-resolved (SPEC §3.4). It fails with the exact texts of
 // §3.4 when the directory does not exist or is not a directory, and with the stat error otherwise.
 func ResolveDir(dir, home string) (string, error) {
-	switch {
-	case dir == "~":
-		dir = home
-	case strings.HasPrefix(dir, "~/"):
-		dir = filepath.Join(home, dir[2:])
+	if dir == "~" || strings.HasPrefix(dir, "~/") {
+		if home == "" {
+			return dir, &DirError{Text: "Working directory " + dir + ": cannot expand ~: no home directory ($HOME is not set)"}
+		}
+		dir = filepath.Join(home, dir[1:])
 	}
 	var abs string
 	if filepath.IsAbs(dir) {
@@ -117,8 +119,8 @@ func ResolveDir(dir, home string) (string, error) {
 	}
 	fi, err := os.Stat(abs)
 	switch {
-	case err != nil && os.IsNotExist(err):
-		return abs, &DirError{Text: TextDirNotExist + abs}
+	case errors.Is(err, fs.ErrNotExist):
+		return abs, &DirError{Text: TextDirNotExist + abs, Err: err}
 	case err != nil:
 		return abs, &DirError{Text: err.Error(), Err: err}
 	case !fi.IsDir():

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,8 +25,22 @@ var _ Executor = Local{}
 // longer, and then the outcome has no exit status rather than a hung call.
 const reapWait = 5 * time.Second
 
-// Run starts spec.Command and supervises it to the end. See [Executor].
+// running serializes Local runs: descendants are found from this process down (orphans are reparented
+// to it as the subreaper), so two commands at once could not be told apart. A long-lived mode running
+// commands side by side needs per-run attribution (a cgroup per run) first.
+var running sync.Mutex
+
+// prepare makes this process the subreaper and reserves spare threads, once.
+var prepare = sync.OnceFunc(func() {
+	becomeSubreaper()
+	reserveThreads()
+})
+
+// Run starts spec.Command and supervises it to the end. See [Executor]. Runs in one process are
+// serialized (see running).
 func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
+	running.Lock()
+	defer running.Unlock()
 	start := time.Now()
 	if spec.Timeout <= 0 {
 		return Outcome{}, fmt.Errorf("run: timeout must be positive, got %v", spec.Timeout)
@@ -54,8 +69,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	cmd.Stdout = pw // one pipe for both streams keeps their order (SPEC §3.7)
 	cmd.Stderr = pw
 	cmd.SysProcAttr = sysProcAttr()
-	becomeSubreaper()
-	reserveThreads()
+	prepare()
 
 	started := make(chan error, 1)
 	exited := make(chan *os.ProcessState, 1)
@@ -105,7 +119,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		// Spawned during the kill (a trap handler, a re-forking daemon): finish them too.
 		killAll(pid)
 	} else if live, zombies := descendants(); len(live) > 0 || len(zombies) > 0 {
-		reap(zombies)
+		reap(zombies, pid)
 		if len(live) > 0 {
 			out.LeftoverPids = live
 			out.Warnings = append(out.Warnings, leftoverWarning(live))
@@ -155,7 +169,7 @@ wait:
 		case <-tick.C:
 			if state != nil {
 				live, zombies := descendants()
-				reap(zombies)
+				reap(zombies, pid)
 				if len(live) == 0 {
 					return state
 				}
@@ -187,7 +201,7 @@ func killAll(pid int) {
 	for empty := 0; ; {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		live, zombies := descendants()
-		reap(zombies)
+		reap(zombies, pid)
 		if len(live) == 0 {
 			// Confirm: a fork in flight during this look shows up in the next one.
 			if empty++; empty == 3 {

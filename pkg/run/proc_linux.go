@@ -81,16 +81,13 @@ func procStat(pid int) (ppid int, state byte, ok bool) {
 	return ppid, fields[0][0], err == nil
 }
 
-// procState returns the state letter of pid, or 0 when it does not exist.
-func procState(pid int) byte {
-	_, st, _ := procStat(pid)
-	return st
-}
-
 // reap collects the status of the given zombies that are our children (orphans reparented to us). Only
-// pids we found are waited for, never -1, so os/exec's own wait for the shell is not disturbed.
-func reap(pids []int) {
+// pids we found are waited for, never -1, and never the shell, whose status os/exec's Wait collects.
+func reap(pids []int, shell int) {
 	for _, p := range pids {
+		if p == shell {
+			continue
+		}
 		var ws unix.WaitStatus
 		_, _ = unix.Wait4(p, &ws, unix.WNOHANG, nil)
 	}

@@ -15,5 +15,5 @@ func becomeSubreaper() {}
 // descendants is Linux-only; elsewhere only the process group is signalled.
 func descendants() (live, zombies []int) { return nil, nil }
 
-func reap(pids []int) {}
-func reserveThreads() {}
+func reap(pids []int, shell int) {}
+func reserveThreads()            {}

@@ -311,3 +311,9 @@ func TestResolveDirNotAccessible(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// procState returns the state letter of pid, or 0 when it does not exist.
+func procState(pid int) byte {
+	_, st, _ := procStat(pid)
+	return st
+}
