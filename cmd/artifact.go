@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -32,16 +29,18 @@ truncation notice counts). --raw prints the bytes as written; binary artifacts a
 			if err != nil {
 				return err
 			}
-			p, err := store.Path(args[0])
-			if err != nil {
-				return exitError{code: 1, err: err}
-			}
 			if path {
+				p, err := store.Path(args[0])
+				if err != nil {
+					return exitError{code: 1, err: err}
+				}
 				fmt.Fprintln(ios.Out, p)
 				return nil
 			}
-			meta, _ := store.ReadMeta(args[0])
-			return printArtifact(ios.Out, p, raw || meta.Binary)
+			if err := store.Print(ios.Out, args[0], raw); err != nil {
+				return exitError{code: 1, err: err}
+			}
+			return nil
 		},
 	}
 	c.Flags().BoolVar(&path, "path", false, "print the artifact's path instead of its content")
@@ -62,36 +61,6 @@ func artifactStore(c *cobra.Command) (artifact.Store, error) {
 	}
 	return artifact.Store{Dir: cfg.ArtifactDir()}, nil
 }
-
-// printArtifact copies the artifact at p to w, sanitized unless raw or binary (SPEC §3.8).
-func printArtifact(w io.Writer, p string, raw bool) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return exitError{code: 1, err: err}
-	}
-	defer f.Close()
-	head := make([]byte, 8<<10)
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	var dst io.WriteCloser = nopCloser{w}
-	if !raw && bytes.IndexByte(head, 0) < 0 {
-		dst = sink.NewSanitizer(w)
-	}
-	if _, err := dst.Write(head); err != nil {
-		return exitError{code: 1, err: err}
-	}
-	if _, err := io.Copy(dst, f); err != nil {
-		return exitError{code: 1, err: err}
-	}
-	if err := dst.Close(); err != nil {
-		return exitError{code: 1, err: err}
-	}
-	return nil
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 func newArtifactListCmd(ios IO) *cobra.Command {
 	c := &cobra.Command{

@@ -6,9 +6,11 @@
 package artifact
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 var (
@@ -367,4 +371,38 @@ func (s Store) Remove(id string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Print copies artifact id to w: the sanitized text, the same text whose lines the truncation notice
+// counts (SPEC §3.8), or the raw bytes as written when raw is set or the artifact is binary (its
+// metadata says so, or a NUL byte is in its first 8 KiB). Errors are those of [Store.Path], reading and
+// writing.
+func (s Store) Print(w io.Writer, id string, raw bool) error {
+	p, err := s.Path(id)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	head := make([]byte, 8<<10)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read artifact %s: %w", id, err)
+	}
+	head = head[:n]
+	if m, err := s.ReadMeta(id); err == nil && m.Binary || bytes.IndexByte(head, 0) >= 0 {
+		raw = true
+	}
+	if raw {
+		_, err := io.Copy(w, io.MultiReader(bytes.NewReader(head), f))
+		return err
+	}
+	san := sink.NewSanitizer(w)
+	if _, err := io.Copy(san, io.MultiReader(bytes.NewReader(head), f)); err != nil {
+		return err
+	}
+	return san.Close()
 }

@@ -8,11 +8,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/adrg/xdg"
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 // Config is every key of SPEC §4. Field tags are the keys, camelCase.
@@ -71,9 +74,9 @@ const (
 	DefaultTimeout          = 300.0
 	MinTimeout              = 1.0
 	MaxTimeout              = 3600.0
-	DefaultMaxBytes         = 51200
+	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
-	DefaultArtifactMaxBytes = 256 << 20
+	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
 	// MaxMaxBytes bounds the in-memory window: memory stays small whatever the config says.
 	MaxMaxBytes = 64 << 20
 	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
@@ -90,29 +93,27 @@ func Default() Config {
 		Shell:       Shell{Snapshot: true, Env: map[string]string{}},
 		Artifacts:   Artifacts{MaxBytes: DefaultArtifactMaxBytes},
 		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
-		Result:      Result{NonZeroExit: "error"},
+		Result:      Result{NonZeroExit: result.NonZeroError},
 	}
 }
 
-// Defaults returns every key with its default value, as dotted key → value, for a key/value loader.
+// Defaults returns every key with its default value, as dotted key → value (e.g. "artifacts.maxBytes"),
+// for a key/value loader. It is derived from [Default] and the mapstructure tags, so no key is missed.
 func Defaults() map[string]any {
-	d := Default()
-	return map[string]any{
-		"timeout":                  d.Timeout,
-		"maxBytes":                 d.MaxBytes,
-		"format":                   d.Format,
-		"killGrace":                d.KillGrace,
-		"shell.path":               d.Shell.Path,
-		"shell.prefix":             d.Shell.Prefix,
-		"shell.snapshot":           d.Shell.Snapshot,
-		"shell.env":                d.Shell.Env,
-		"artifacts.dir":            d.Artifacts.Dir,
-		"artifacts.maxBytes":       d.Artifacts.MaxBytes,
-		"interceptor.enabled":      d.Interceptor.Enabled,
-		"interceptor.tools":        d.Interceptor.Tools,
-		"interceptor.defaultRules": d.Interceptor.DefaultRules,
-		"interceptor.rules":        d.Interceptor.Rules,
-		"result.nonZeroExit":       d.Result.NonZeroExit,
+	out := map[string]any{}
+	flatten(reflect.ValueOf(Default()), "", out)
+	return out
+}
+
+func flatten(v reflect.Value, prefix string, out map[string]any) {
+	t := v.Type()
+	for i := range t.NumField() {
+		key := prefix + t.Field(i).Tag.Get("mapstructure")
+		if f := v.Field(i); f.Kind() == reflect.Struct {
+			flatten(f, key+".", out)
+		} else {
+			out[key] = f.Interface()
+		}
 	}
 }
 
@@ -140,7 +141,7 @@ func (c Config) Validate() error {
 		return bad("killGrace", "must be from 0 to %v seconds, got %v", MaxKillGrace, c.KillGrace)
 	case c.Artifacts.MaxBytes < 1:
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
-	case !slices.Contains([]string{"error", "report"}, c.Result.NonZeroExit):
+	case !slices.Contains([]string{result.NonZeroError, result.NonZeroReport}, c.Result.NonZeroExit):
 		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
 	}
 	for k := range c.Shell.Env {
