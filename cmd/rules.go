@@ -104,7 +104,10 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ic, _ := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
+			ic, warnings := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
+			for _, w := range warnings {
+				fmt.Fprintln(ios.Err, "agentbash: warning:", w)
+			}
 			command := strings.Join(args, " ")
 			matches := ic.Explain(command)
 			if asJSON {

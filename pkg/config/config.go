@@ -77,8 +77,8 @@ const (
 	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
-	// MaxMaxBytes bounds the in-memory window: memory stays small whatever the config says.
-	MaxMaxBytes = 64 << 20
+	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
+	MaxWindowBytes = 64 << 20
 	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
 	MaxKillGrace = 60.0
 )
@@ -135,8 +135,8 @@ func (c Config) Validate() error {
 		return bad("timeout", "must be a finite number of seconds, got %v", c.Timeout)
 	case !slices.Contains([]string{"json", "text", "auto"}, c.Format):
 		return bad("format", "must be json, text or auto, got %q", c.Format)
-	case c.MaxBytes < 1 || c.MaxBytes > MaxMaxBytes:
-		return bad("maxBytes", "must be from 1 to %d bytes, got %d", MaxMaxBytes, c.MaxBytes)
+	case c.MaxBytes < 1 || c.MaxBytes > MaxWindowBytes:
+		return bad("maxBytes", "must be from 1 to %d bytes, got %d", MaxWindowBytes, c.MaxBytes)
 	case !(c.KillGrace >= 0 && c.KillGrace <= MaxKillGrace): // NaN fails too
 		return bad("killGrace", "must be from 0 to %v seconds, got %v", MaxKillGrace, c.KillGrace)
 	case c.Artifacts.MaxBytes < 1:

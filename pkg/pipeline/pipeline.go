@@ -23,36 +23,36 @@ import (
 	"github.com/agentbash/agentbash/pkg/snapshot"
 )
 
-// Options is one run, fully resolved from flags and config.
+// Options is one run, fully resolved from flags and config (SPEC §3, §4).
 type Options struct {
-	Command     string  // as given by the user
-	Cwd         string  // requested working directory; "" is the current directory
-	Timeout     float64 // requested timeout, seconds (clamped here)
-	KillGrace   float64 // seconds
-	Head, Tail  int     // explicit line limits, -1 when none; they win over extracted ones
-	NoNormalize bool    // do not extract head/tail stages
-	Stdin       io.Reader
+	Command     string    // as given by the user (§3.1)
+	Cwd         string    // requested working directory; "" is the current directory; ~ expands (§3.4)
+	Timeout     float64   // requested timeout, seconds; clamped to [1, 3600] here (§3.5)
+	KillGrace   float64   // seconds between SIGTERM and SIGKILL (§3.7)
+	Head, Tail  int       // explicit line limits, -1 when none; they win over extracted ones (§3.2)
+	NoNormalize bool      // do not extract head/tail stages
+	Stdin       io.Reader // the command's stdin; nil is /dev/null (§3.1)
 
-	Shell    string   // shell path or name; "" for bash, else /bin/sh
-	Prefix   string   // shell.prefix
+	Shell    string   // shell path or name; "" for bash, else /bin/sh (§3.7)
+	Prefix   string   // shell.prefix: the command becomes `<prefix> <command>`
 	Env      []string // KEY=VALUE layers after the defaults: shell.env, then --env
-	Snapshot bool     // source the user's bash snapshot (SPEC §3.7)
+	Snapshot bool     // source the user's bash snapshot (§3.7)
 	// SnapshotDir caches snapshots; "" turns them off.
 	SnapshotDir string
 
-	MaxBytes         int
-	ArtifactDir      string
-	ArtifactMaxBytes int64
+	MaxBytes         int    // in-memory output window, bytes; 0 is the default 51200 (§3.8)
+	ArtifactDir      string // where full outputs go; made absolute here (§3.6)
+	ArtifactMaxBytes int64  // cap on one artifact, bytes (§3.6)
 
-	Intercept    bool
-	Tools        []string
-	Rules        []intercept.Rule
-	DefaultRules bool
+	Intercept    bool             // run the interceptor (§3.3)
+	Tools        []string         // the agent's active tools; a rule fires only for one of them
+	Rules        []intercept.Rule // custom rules, tried before the built-ins
+	DefaultRules bool             // keep the built-in rules
 
-	NonZeroExit string
-	Live        io.Writer // optional: sanitized output as it arrives
-	Executor    run.Executor
-	Warnings    []string // warnings from earlier steps (config)
+	NonZeroExit string       // result.NonZeroError or result.NonZeroReport (§3.9)
+	Live        io.Writer    // optional: sanitized output as it arrives (text mode on a terminal)
+	Executor    run.Executor // nil is run.Local
+	Warnings    []string     // warnings from earlier steps (config)
 	// Warn, when set, also receives the warnings that SPEC says go to stderr (a broken rule).
 	Warn func(string)
 }

@@ -159,7 +159,9 @@ type Input struct {
 	Warnings          []string
 }
 
-// Build shapes in into a Result.
+// Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
+// "(no output)", the status line, the truncation notice), isError, details (§3.10) and the exit status
+// (§3.11).
 func Build(in Input) Result {
 	d := Details{
 		Command:          in.Command,

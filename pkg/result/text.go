@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 )
 
+var newline = []byte{'\n'}
+
 // LiveLineMax is the longest line, in characters, that the live terminal view prints whole (SPEC §3.10).
 const LiveLineMax = 4000
 
@@ -45,7 +47,7 @@ func (c *LineClamp) Write(p []byte) (int, error) {
 			break
 		}
 		c.endLine()
-		_, _ = c.w.Write([]byte{'\n'})
+		_, _ = c.w.Write(newline)
 		p = p[nl+1:]
 	}
 	return n, nil
@@ -58,14 +60,12 @@ func (c *LineClamp) endLine() {
 	c.col, c.omitted = 0, 0
 }
 
-// Flush ends an unterminated last line; it reports whether anything was written on that line.
-func (c *LineClamp) Flush() bool {
-	open := c.col > 0 || c.omitted > 0
-	if open {
+// Flush ends an unterminated last line.
+func (c *LineClamp) Flush() {
+	if c.col > 0 || c.omitted > 0 {
 		c.endLine()
-		_, _ = c.w.Write([]byte{'\n'})
+		_, _ = c.w.Write(newline)
 	}
-	return open
 }
 
 // prefixChars returns the byte length of the first n characters of b, and how many characters that is.
