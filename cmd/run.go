@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 )
@@ -169,7 +170,7 @@ func commandText(ios IO, f runFlags, args []string) (string, error) {
 	default:
 		command = strings.Join(args, " ")
 	}
-	if strings.TrimSpace(command) == "" {
+	if normalize.Trim(command) == "" {
 		return "", errors.New("no command given (want: agentbash run 'COMMAND')")
 	}
 	return command, nil

@@ -215,7 +215,7 @@ func TestDefaultRules(t *testing.T) {
 		if r.Source != SourceBuiltin || r.Message == "" {
 			t.Errorf("rule %+v", r)
 		}
-		for _, f := range []string{"{W}", "{T}", "{R}", "{S}", "{OP}", "{E}", "{P}", "{D}", "{X}", "{GO}", "{GL}", "{GP}"} {
+		for _, f := range []string{"{W}", "{T}", "{R}", "{S}", "{OP}", "{E}", "{P}", "{D}", "{X}", "{XW}", "{DEV}", "{GO}", "{GL}", "{GP}", "{RO}", "{RL}", "{RP}"} {
 			if strings.Contains(r.Pattern, f) {
 				t.Errorf("rule %q: fragment %s not expanded", r.Pattern, f)
 			}

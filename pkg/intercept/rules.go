@@ -25,8 +25,23 @@ var fragments = strings.NewReplacer(
 	"{E}", `(?=\s|$)`,
 	// {D}: an operand after `--`, which may start with a dash.
 	"{D}", `--(?:\s+{R})*\s+(?![<>&|]|\d+[<>]){W}`,
-	// {X}: an optional command that runs the next words as a command (`xargs sed -i`, `find … -exec sed -i`).
-	"{X}", `(?:(?:xargs|find|fd|sudo|env|command|nice|nohup)(?:\s+{W})*?\s+)?`,
+	// {X}: an optional command that runs the next words as a command: xargs with its options (`xargs -n 1
+	// sed -i`), `find … -exec`/`-execdir`/`-ok`, `fd … -x`/`--exec`; the command's name may be a path.
+	// Wrappers such as sudo or env are already gone from the text (see simpleCommands).
+	"{X}", `(?:(?:xargs(?:\s+-\S*(?:\s+(?!-){W})?)*?|find(?:\s+{W})*?\s+-(?:exec|execdir|ok|okdir)`+
+		`|(?:fd|fdfind)(?:\s+{W})*?\s+(?:-[xX]|--exec(?:-batch)?))\s+(?:\S*/)?)?`,
+	// {XW}: a word of a command run by {X}, which ends at find's `\;`, `';'` or `+`.
+	"{XW}", `(?!(?:\\;|';'|";"|\+){E}){W}`,
+	// {DEV}: a device or descriptor path, which is no file (`/dev/null`, `/proc/self/fd/2`).
+	"{DEV}", `["']?(?:/dev/|/proc/self/fd/)`,
+	// {RO}, {RL}, {RP}: like {GO}, {GL}, {GP} for rg/ag/ack, whose -d/-E/-G/-g/-j/-M/-r/-t/-T also take an
+	// argument.
+	"{RO}", `(?:-[^\s\-ABCDdEefGgjmMrtT]*(?:[ABCDdEGgjmMrtT](?:\S+|\s+{W}))?{E}`+
+		`|--(?!(?:regexp|file)(?:[=\s]|$))(?!{RL}\s)[^\s=]*(?:={W}|=)?{E}|--{RL}\s+{W})`,
+	"{RL}", `(?:glob|iglob|type|type-not|type-add|type-clear|max-count|max-columns|max-depth|max-filesize|context`+
+		`|after-context|before-context|replace|encoding|threads|sort|sortr|colors?|context-separator|path-separator`+
+		`|pre|pre-glob|engine|ignore-file|depth|file-search-regex|ignore-dir|ignore)`,
+	"{RP}", `(?:-[^\s\-ABCDdEefGgjmMrtT]*[ef](?:\S+|\s+{W})|--(?:regexp|file)(?:={W}|\s+{W}))`,
 	// {P}: the optional pipe operator of a later pipeline stage, for commands that never read stdin.
 	"{P}", `(?:\|&?\s*)?`,
 	// {GO}: a grep option that does not give the pattern; -A/-B/-C/-D/-d/-m and the long options of {GL}
@@ -77,11 +92,19 @@ var defaultRules = []Rule{
 		Tool: "grep", Message: msgGrep},
 	// grep with a pattern and a file operand (`grep -n x f`, `grep -e x f`, `grep x < f`); -A/-B/-C/-D/-d/-m
 	// take an argument, -e/-f give the pattern. Not: `grep x` (stdin), `| grep x f`.
-	{Pattern: pattern(`^[ef]?grep(?:\s+(?:{GO}|{R}))*\s+(?:{GP}|{OP})(?:\s+(?:{GO}|{GP}|{R}))*\s+{S}`),
+	// After `--` the operands may start with a dash (`grep -- -x f`, `grep -e x -- -f`).
+	{Pattern: pattern(`^[ef]?grep(?:\s+(?:{GO}|{R}))*\s+(?:{GP}|{OP})(?:\s+(?:{GO}|{GP}|{R}))*\s+{S}` +
+		`|^[ef]?grep(?:\s+(?:{GO}|{R}))*?\s+--(?:\s+{R})*\s+(?![<>&|]|\d+[<>]){W}(?:\s+{R})*\s+(?!/dev/|/proc/)(?![<>&|]|\d+[<>]){W}` +
+		`|^[ef]?grep(?:\s+(?:{GO}|{GP}|{R}))*?\s+{GP}(?:\s+(?:{GO}|{GP}|{R}))*?\s+(?!--\s+(?:/dev/|/proc/)){D}`),
 		Tool: "grep", Message: msgGrep},
 	// rg/ag/ack as the first stage: they search the working directory when given no path. Not: `rg --version`,
-	// `rg --files` (a finder), `| rg x` (a filter).
-	{Pattern: pattern(`^(?:rg|ag|ack)\s+(?!(?:-V|-h|--version|--help|--type-list){E})(?!(?:{W}\s+)*?--files{E})`),
+	// `rg --files` (a finder), `| rg x` (a filter), `rg x <<< "$s"` (a heredoc or here-string feeds stdin).
+	{Pattern: pattern(`^(?:rg|ag|ack)\s+(?!(?:-V|-h|--version|--help|--type-list){E})(?!(?:{W}\s+)*?--files{E})` +
+		`(?!(?:{W}\s+)*?\d*<<)`),
+		Tool: "grep", Message: msgGrep},
+	// rg/ag/ack fed by a heredoc or here-string but naming a path, which they search instead of stdin
+	// (`rg x src <<< "$s"`).
+	{Pattern: pattern(`^(?:rg|ag|ack)(?:\s+(?:{RO}|{R}))*\s+(?:{RP}|{OP})(?:\s+(?:{RO}|{RP}|{R}))*\s+{S}`),
 		Tool: "grep", Message: msgGrep},
 	// find with a name/type filter and no action (`find . -name '*.go'`, `find . -type f`). Not: `-exec`,
 	// `-delete` and other actions, which the find tool cannot do.
@@ -93,7 +116,7 @@ var defaultRules = []Rule{
 		`|^{P}(?:locate|plocate)(?:\s+{W})*?\s+{OP}|^rg(?:\s+{W})*?\s+--files{E}`),
 		Tool: "find", Message: msgFind},
 	// sed -i / --in-place, also clustered (`sed -Ei`, `sed -i.bak`), anywhere in a pipeline.
-	{Pattern: pattern(`^{P}{X}g?sed(?:\s+{W})*?\s+(?:-[^\s\-ef]*i\S*|--in-place(?:=\S*)?){E}`),
+	{Pattern: pattern(`^{P}{X}g?sed(?:\s+{XW})*?\s+(?:-[^\s\-ef]*i\S*|--in-place(?:=\S*)?){E}`),
 		Tool: "edit", Message: msgSed},
 	// perl -i among the options before the script (`perl -pi -e …`, `perl -i.bak -pe …`, `perl -pie …`).
 	// Not: `perl -e 'print 1'`, `perl script.pl -i`.
@@ -101,13 +124,14 @@ var defaultRules = []Rule{
 		`\s+-[acnpsStTuUwWXl0-7]*i\S*{E}`),
 		Tool: "edit", Message: msgPerl},
 	// awk/gawk -i inplace (`--include=inplace`, `-iinplace`).
-	{Pattern: pattern(`^{P}{X}g?awk(?:\s+{W})*?\s+(?:-i|--include)(?:\s+|=)?(['"]?)inplace(?:\.awk)?\1{E}`),
+	{Pattern: pattern(`^{P}{X}g?awk(?:\s+{XW})*?\s+(?:-i|--include)(?:\s+|=)?(['"]?)inplace(?:\.awk)?\1{E}`),
 		Tool: "edit", Message: msgAwk},
 	// echo/printf with an output redirection to a file (`echo x > f`, `printf '%s' x >> f`); cat or tee fed
 	// by a heredoc or here-string into a file (`cat <<EOF > f`, `cat > f <<EOF`, `tee f <<EOF`); cat
-	// writing its stdin to a file (`cat > f`). Descriptor duplications and /dev/null never reach the text.
-	{Pattern: pattern(`^(?:{P}(?:echo|printf)|cat)(?:\s+{W})*?\s+(?:\d+|&)?>` +
-		`|^tee(?=(?:\s+{W})*?\s+<<)(?:\s+(?:-\S*|{R}))*\s+{OP}`),
+	// writing its stdin to a file (`cat > f`, `echo x | cat > f`). Descriptor duplications and /dev/null
+	// never reach the text; tee operands under /dev or /proc/self/fd (`tee /dev/stderr <<EOF`) are no files.
+	{Pattern: pattern(`^{P}(?:echo|printf|cat)(?:\s+{W})*?\s+(?:\d+|&)?>` +
+		`|^tee(?=(?:\s+{W})*?\s+<<)(?:\s+(?:-\S*|{R}|(?={DEV}){W}))*\s+(?!{DEV}){OP}`),
 		Tool: "write", Message: msgWrite},
 }
 

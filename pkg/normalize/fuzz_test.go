@@ -19,7 +19,7 @@ func FuzzNormalize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		got := Normalize(in)
 		if got.Head == -1 && got.Tail == -1 {
-			if got.Command != strings.TrimSpace(in) {
+			if got.Command != Trim(in) {
 				t.Fatalf("nothing extracted but command changed: %q -> %q", in, got.Command)
 			}
 			return
@@ -27,10 +27,10 @@ func FuzzNormalize(f *testing.F) {
 		if got.Head < -1 || got.Tail < -1 || got.Head > MaxLimit || got.Tail > MaxLimit {
 			t.Fatalf("limits out of range: %+v", got)
 		}
-		if got.Command != strings.TrimSpace(got.Command) {
+		if got.Command != Trim(got.Command) {
 			t.Fatalf("command not trimmed: %q", got.Command)
 		}
-		want := dropStages(t, strings.TrimSpace(in), got.Head, got.Tail)
+		want := dropStages(t, Trim(in), got.Head, got.Tail)
 		have, err := parse(got.Command, false)
 		if err != nil {
 			t.Fatalf("result %q does not parse: %v", got.Command, err)

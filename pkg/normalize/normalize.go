@@ -41,10 +41,15 @@ type Result struct {
 // backgrounded, a coprocess or a `time` clause; when the stage has files, other options, or non-literal
 // words; or when the stage sits inside a subshell, a group or a command substitution.
 func Normalize(command string) Result {
-	src := strings.TrimSpace(command)
+	src := Trim(command)
 	none := Result{Command: src, Head: -1, Tail: -1}
+	// The parser takes a carriage return for a blank; bash does not (`tail -2\r` is an error there). A
+	// command with one is left alone rather than changed into something bash would read differently.
+	if strings.ContainsRune(src, '\r') || strings.HasSuffix(src, "\\\n") {
+		return none // and a command ending in a line continuation is incomplete
+	}
 	file, err := parse(src, true)
-	if err != nil {
+	if err != nil || hasExtGlob(file) {
 		return none
 	}
 	c, ok := plan(file)
@@ -56,9 +61,9 @@ func Normalize(command string) Result {
 		return none
 	}
 	out := src[:start] + src[c.end:]
-	// A character that TrimSpace strips but the shell does not (`\v`, `\f`, `\r`) before the stage would be
-	// left at the end; such a command is left alone.
-	if out != strings.TrimSpace(out) || !verify(src, out) {
+	// A character the parser skips but the shell does not (`\v`, `\f`) before the stage would be left at
+	// the end; such a command is left alone.
+	if out != Trim(out) || strings.ContainsAny(out[max(0, len(out)-1):], "\v\f") || !verify(src, out) {
 		return none
 	}
 	return Result{Command: out, Head: c.head, Tail: c.tail}
@@ -84,10 +89,12 @@ func plan(file *syntax.File) (cut, bool) {
 	if !plainStmt(st) {
 		return cut{}, false
 	}
+	var before *syntax.Stmt // what runs before the pipeline in an `&&` chain
 	if chain, ok := st.Cmd.(*syntax.BinaryCmd); ok && chain.Op == syntax.AndStmt {
 		if !andSpine(chain.X) {
 			return cut{}, false
 		}
+		before = chain.X
 		slot = &chain.Y
 		st = *slot
 		if !plainStmt(st) {
@@ -110,12 +117,19 @@ func plan(file *syntax.File) (cut, bool) {
 		slot:  slot,
 		keep:  pipe.X,
 	}
+	// A head limit closes the pipe once it is met, which in a chain would kill whatever of the chain is
+	// writing then — `npm ci && npm test | head -50` must not stop npm ci. So head is pulled out of a
+	// chain only when what runs before the pipeline prints nothing.
+	headOK := before == nil || silentChain(before)
 	if name == "head" {
+		if !headOK {
+			return cut{}, false
+		}
 		c.head = n
 		return c, true
 	}
 	c.tail = n
-	if inner, ok := pipe.X.Cmd.(*syntax.BinaryCmd); ok && plainStmt(pipe.X) && isPipe(inner.Op) {
+	if inner, ok := pipe.X.Cmd.(*syntax.BinaryCmd); ok && headOK && plainStmt(pipe.X) && isPipe(inner.Op) {
 		if name, h, ok := limitStage(inner.Y); ok && name == "head" {
 			c.start = int(inner.OpPos.Offset())
 			c.head = h
@@ -171,6 +185,93 @@ func andSpine(s *syntax.Stmt) bool {
 			return true
 		}
 	}
+}
+
+// silentCommands print nothing on success. The value lists the option letters that make one print
+// (`set -x` traces, `mkdir -v` talks, `export -p` lists); a "*" first marks those that list their state
+// when given no argument at all (`export`, `set`, `alias` …).
+var silentCommands = map[string]string{
+	"cd": "", "unset": "", "unalias": "", "true": "", ":": "", "touch": "", "mkdir": "v",
+	"set": "*xv", "shopt": "*p", "umask": "*pS", "alias": "*p", "ulimit": "*a",
+}
+
+// silentChain reports whether every element of the `&&` chain s prints nothing: a bare assignment, or
+// one of silentCommands without an option that makes it print (and not `cd -`, which prints the directory).
+func silentChain(s *syntax.Stmt) bool {
+	if b, ok := s.Cmd.(*syntax.BinaryCmd); ok {
+		return b.Op == syntax.AndStmt && silentChain(b.X) && silentChain(b.Y)
+	}
+	if !plainStmt(s) {
+		return false
+	}
+	if decl, ok := s.Cmd.(*syntax.DeclClause); ok { // export X=1, declare -x Y, local z
+		for _, a := range decl.Args {
+			if a.Naked && a.Name == nil && a.Value != nil && strings.HasPrefix(a.Value.Lit(), "-") &&
+				strings.ContainsAny(a.Value.Lit(), "pf") {
+				return false // export -p, declare -f list
+			}
+		}
+		return len(decl.Args) > 0
+	}
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok {
+		return false
+	}
+	if len(call.Args) == 0 {
+		return len(call.Assigns) > 0
+	}
+	loud, ok := silentCommands[call.Args[0].Lit()]
+	if !ok || strings.HasPrefix(loud, "*") && len(call.Args) == 1 {
+		return false
+	}
+	for _, w := range call.Args[1:] {
+		a := w.Lit()
+		if a == "-" || strings.HasPrefix(a, "--") && a != "--" ||
+			strings.HasPrefix(a, "-") && strings.ContainsAny(a[1:], strings.TrimPrefix(loud, "*")) && loud != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// hasExtGlob reports whether f uses an extended glob (`!(x)`, `@(a|b)`): the parser accepts it, but bash
+// rejects it unless `shopt -s extglob` is on before the line is read, so such a command is left alone.
+func hasExtGlob(f *syntax.File) bool {
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.ExtGlob); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// Trim removes the outer blanks of a command — spaces, tabs and newlines, what the shell itself skips —
+// and nothing else: other Unicode spaces are part of a word to bash, and a trailing backslash-newline is
+// a line continuation, so its newline stays.
+func Trim(command string) string {
+	s := strings.TrimLeft(command, " \t\n")
+	for len(s) > 0 {
+		last := s[len(s)-1]
+		if last != ' ' && last != '\t' && last != '\n' {
+			break
+		}
+		if last == '\n' && escaped(s[:len(s)-1]) {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// escaped reports whether s ends in an odd number of backslashes (so the next character is escaped).
+func escaped(s string) bool {
+	n := 0
+	for n < len(s) && s[len(s)-1-n] == '\\' {
+		n++
+	}
+	return n%2 == 1
 }
 
 // limitStage reports whether s is a `head` or `tail` stage whose only argument is a line count, and returns

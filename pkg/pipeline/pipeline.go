@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -61,7 +60,7 @@ type Options struct {
 // error, exit 125, with the working directory and shell that would have been used (SPEC §3.11: every
 // outcome but a usage error prints a result).
 func Failed(command, cwd string, err error) result.Result {
-	in := result.Input{Command: strings.TrimSpace(command), Err: err, TimeoutSeconds: config.DefaultTimeout,
+	in := result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: config.DefaultTimeout,
 		Head: -1, Tail: -1}
 	in.Cwd, _ = run.ResolveDir(cwd, homeDir())
 	in.Shell, _ = run.FindShell("")
@@ -83,7 +82,7 @@ func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String()
 // Run runs o through every stage and returns the result; it never fails: problems are results.
 func Run(ctx context.Context, o Options) result.Result {
 	start := time.Now()
-	command := strings.TrimSpace(o.Command)
+	command := normalize.Trim(o.Command)
 	in := result.Input{
 		Command:     command,
 		Head:        o.Head,
