@@ -17,7 +17,10 @@ import (
 //   - a later stage of a pipeline starts with its operator and a space (`| grep x`, `|& tail -f`), so a
 //     pattern anchored at the command name (`^grep`) never sees a filter that reads its stdin from the pipe;
 //   - then the words as written, joined by single spaces (assignments before the name are left out:
-//     `LC_ALL=C grep x f` reads `grep x f`);
+//     `LC_ALL=C grep x f` reads `grep x f`), except that leading wrapper words that run the rest as a
+//     command are left out (`sudo -n cat f`, `env X=1 cat f`, `command cat f`, `nice -n 5 cat f`,
+//     `timeout 5 cat f` all read `cat f`; see unwrap, which also says why xargs is kept) and the command
+//     name is unquoted and reduced to its base name (`\cat f`, `'cat' f`, `/bin/cat f` read `cat f`);
 //   - then the command's redirections as written (a heredoc as its operator and delimiter, `<<EOF`, without
 //     the body), then those of the enclosing compound commands (`{ echo a; } > f` gives `echo a > f`);
 //     a pipeline's earlier stages inherit none, their output goes to the pipe.
@@ -28,6 +31,17 @@ import (
 // redirections to a process substitution (`> >(tee log)`, whose commands are walked on their own). Input
 // redirections from a file (`< in.txt`) are kept: they are reads, not writes.
 func simpleCommands(command string) ([]string, bool) {
+	w, ok := walk(command)
+	if !ok {
+		return nil, false
+	}
+	return w.cmds, true
+}
+
+// walk parses command and collects its simple commands: cmds as patterns see them (unwrapped), and
+// written, for each, the same text with the wrapper words and the command name as written ("" when it is
+// the same), so that a rule about the wrapper itself (`^sudo\b`) still fires.
+func walk(command string) (*walker, bool) {
 	src := strings.TrimSpace(command)
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
@@ -37,12 +51,13 @@ func simpleCommands(command string) ([]string, bool) {
 	for _, st := range file.Stmts {
 		w.stmt(st, nil, "")
 	}
-	return w.cmds, true
+	return w, true
 }
 
 type walker struct {
-	src  string
-	cmds []string
+	src     string
+	cmds    []string
+	written []string
 }
 
 // stmt records the simple commands of s. inherited are the kept redirections of the enclosing compound
@@ -53,7 +68,12 @@ func (w *walker) stmt(s *syntax.Stmt, inherited []string, pipeOp string) {
 	case nil:
 	case *syntax.CallExpr:
 		if len(c.Args) > 0 {
-			w.cmds = append(w.cmds, w.text(pipeOp, c.Args, redirs))
+			text, written := w.text(pipeOp, c.Args, redirs, true), w.text(pipeOp, c.Args, redirs, false)
+			if written == text {
+				written = ""
+			}
+			w.cmds = append(w.cmds, text)
+			w.written = append(w.written, written)
 		}
 		for _, a := range c.Assigns {
 			w.substs(a)
@@ -115,20 +135,27 @@ func (w *walker) substs(n syntax.Node) {
 	})
 }
 
-func (w *walker) text(pipeOp string, args []*syntax.Word, redirs []string) string {
+func (w *walker) text(pipeOp string, args []*syntax.Word, redirs []string, unwrapped bool) string {
 	var b strings.Builder
 	if pipeOp != "" {
 		b.WriteString(pipeOp)
 		b.WriteByte(' ')
 	}
-	start := unwrap(args)
+	start := 0
+	if unwrapped {
+		start = unwrap(args)
+	}
 	for i, a := range args[start:] {
 		if i > 0 {
 			b.WriteByte(' ')
 			b.WriteString(w.slice(a.Pos(), a.End()))
 			continue
 		}
-		b.WriteString(w.name(a))
+		if unwrapped {
+			b.WriteString(w.name(a))
+		} else {
+			b.WriteString(w.slice(a.Pos(), a.End()))
+		}
 	}
 	for _, r := range redirs {
 		b.WriteByte(' ')
@@ -259,7 +286,8 @@ func commandName(a *syntax.Word) string {
 // NAME=VALUE words), command, builtin, exec, nice, nohup, timeout (options and the duration), stdbuf and
 // time (options). Wrappers nest (`sudo env X=1 nice cat f`). It returns 0 — the words are kept as written —
 // when a wrapper runs no command (`env`, `sudo -i`), only looks a command up (`command -v rg`), edits
-// (`sudo -e f`) or takes the command in a string (`env -S 'cat f'`), or when an option word is no plain word.
+// (`sudo -e f`) or takes the command in a string (`env -S 'cat f'`), or when an option word or the command
+// name is no plain word (`sudo $opts cat f`, `sudo "$cmd" f`).
 //
 // xargs is deliberately not unwrapped: `ls | xargs cat` reads files whose names come from stdin, which no
 // read/grep tool call can name, so it is treated like a filter. The built-in in-place edit rules still see
@@ -293,10 +321,9 @@ func unwrap(args []*syntax.Word) int {
 			next = skipOptions(args, i+1, "ioe", "input output error", "", "help version")
 		case "time":
 			next = skipOptions(args, i+1, "fo", "format output", "", "help version")
+		case "":
+			return 0 // not a plain word: the command is unknown (`sudo "$cmd" f`)
 		default:
-			if i == 0 {
-				return 0
-			}
 			return i
 		}
 		if next <= 0 || next >= len(args) {

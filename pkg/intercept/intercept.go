@@ -1,7 +1,17 @@
 // Package intercept blocks shell commands for which the calling agent has a dedicated tool, by matching
 // JavaScript-syntax regular expressions against each simple command of the parsed script (SPEC §3.3).
 //
-// The interceptor is advice, not a security boundary: `"c"at f`, `$(printf cat) f` or an alias get past it.
+// A pattern is tried on two texts of each simple command, for built-in and custom rules alike: as written,
+// and unwrapped — leading wrappers that
+// run the rest of the words as a command are left out (sudo and env with their options and NAME=VALUE
+// words, command, builtin, exec, nice, nohup, timeout with its duration, stdbuf, time), and the command name
+// is unquoted, unescaped and reduced to its base name, so `sudo -n /bin/cat f`, `env X=1 \cat f` and
+// `timeout 5 'cat' f` are all also matched as `cat f`. xargs is not unwrapped: `ls | xargs cat` reads files
+// named on stdin, which no tool call could name; it stays a filter (the built-in in-place edit rules still
+// catch `xargs sed -i`). Redirections that write no file (`2>&1`, `>/dev/null`, `>&${fd}`) are left out.
+//
+// The interceptor is advice, not a security boundary: `$(printf cat) f`, `eval 'cat f'`, `bash -c 'cat f'`
+// or an alias get past it.
 package intercept
 
 import (
@@ -27,6 +37,10 @@ const (
 
 // Rule is one interceptor rule, in the shape of pi's `bashInterceptor` rules: when Pattern matches the text
 // of a simple command and Tool is active, the command is blocked with Message.
+//
+// The pattern sees the text as written and the unwrapped one (see the package doc): `^cat\s` catches
+// `sudo /bin/cat f` and `env X=1 cat f` (unwrapped `cat f`), and `^sudo\b` still catches `sudo rm x`
+// (as written).
 type Rule struct {
 	Pattern string `json:"pattern" mapstructure:"pattern"` // JavaScript (ECMAScript) regex source
 	Flags   string `json:"flags,omitempty" mapstructure:"flags"`
@@ -41,7 +55,7 @@ type Block struct{ Tool, Message, Pattern string }
 
 // Match is one simple command of a script with the rule that fires on it, as `agentbash rules test` shows.
 type Match struct {
-	Command string `json:"command"` // the simple command's text that patterns are matched against
+	Command string `json:"command"` // the text patterns are matched against: unwrapped (`sudo cat f` shows `cat f`)
 	Rule    *Rule  `json:"rule"`    // the first active rule that matches, nil if none
 }
 
@@ -104,7 +118,7 @@ func (i *Interceptor) Active(tool string) bool { return i.tools[tool] }
 // order (custom first) and the first active rule that matches any simple command of the script wins. A
 // command that does not parse as Bash is never blocked (SPEC §3.3).
 func (i *Interceptor) Check(command string) *Block {
-	cmds, ok := simpleCommands(command)
+	w, ok := walk(command)
 	if !ok {
 		return nil
 	}
@@ -113,8 +127,8 @@ func (i *Interceptor) Check(command string) *Block {
 		if !i.tools[c.rule.Tool] {
 			continue
 		}
-		for _, text := range cmds {
-			if c.matches(text) {
+		for k := range w.cmds {
+			if c.matchesCommand(w, k) {
 				return &Block{Tool: c.rule.Tool, Message: c.rule.Message, Pattern: c.rule.Pattern}
 			}
 		}
@@ -122,19 +136,24 @@ func (i *Interceptor) Check(command string) *Block {
 	return nil
 }
 
+// matchesCommand reports whether c matches simple command k of w, unwrapped or as written.
+func (c *compiled) matchesCommand(w *walker, k int) bool {
+	return c.matches(w.cmds[k]) || w.written[k] != "" && c.matches(w.written[k])
+}
+
 // Explain returns every simple command of command, in source order, with the first active rule that
 // matches it (nil if none). It returns nil when command does not parse.
 func (i *Interceptor) Explain(command string) []Match {
-	cmds, ok := simpleCommands(command)
+	w, ok := walk(command)
 	if !ok {
 		return nil
 	}
-	out := make([]Match, 0, len(cmds))
-	for _, text := range cmds {
+	out := make([]Match, 0, len(w.cmds))
+	for k, text := range w.cmds {
 		m := Match{Command: text}
 		for n := range i.rules {
 			c := &i.rules[n]
-			if i.tools[c.rule.Tool] && c.matches(text) {
+			if i.tools[c.rule.Tool] && c.matchesCommand(w, k) {
 				r := c.rule
 				m.Rule = &r
 				break

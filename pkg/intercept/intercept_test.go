@@ -55,6 +55,39 @@ func TestSimpleCommands(t *testing.T) {
 		{"{ echo a; echo b; } > two.txt", []string{"echo a > two.txt", "echo b > two.txt"}},
 		{"{ echo a | tr a b; } > f", []string{"echo a", "| tr a b > f"}},
 		{"(echo a 2>&1) >> f", []string{"echo a >> f"}},
+		// Wrappers are left out and the command name is unquoted and reduced to its base name.
+		{"sudo -n -u root cat f", []string{"cat f"}},
+		{"sudo -- VAR=1 cat f", []string{"cat f"}},
+		{`env -i PATH="$PATH:/x" X=1 cat f`, []string{"cat f"}},
+		{"command -p cat f", []string{"cat f"}},
+		{"builtin echo x > f", []string{"echo x > f"}},
+		{"exec -a x cat f", []string{"cat f"}},
+		{"nice -n 5 nohup cat f", []string{"cat f"}},
+		{"nice -10 cat f", []string{"cat f"}},
+		{"timeout -s KILL 5 cat f", []string{"cat f"}},
+		{"stdbuf -oL grep x f", []string{"grep x f"}},
+		{"/usr/bin/time -v grep x f", []string{"grep x f"}},
+		{"sudo env X=1 /bin/cat f", []string{"cat f"}},
+		{"ls | sudo tee f", []string{"ls", "| tee f"}},
+		{`\cat f`, []string{"cat f"}},
+		{`'cat' "f"`, []string{`cat "f"`}},
+		{`c\at f`, []string{"cat f"}},
+		{"./bin/cat f", []string{"cat f"}},
+		{"/usr/bin/env", []string{"env"}}, // runs nothing: not unwrapped, but the name is its base name
+		{"env X=1 | grep X", []string{"env X=1", "| grep X"}},
+		{"command -v rg", []string{"command -v rg"}},
+		{"sudo -i", []string{"sudo -i"}},
+		{"sudo -e f", []string{"sudo -e f"}},
+		{"env -S 'cat f'", []string{"env -S 'cat f'"}},
+		{"sudo $opts cat f", []string{"sudo $opts cat f"}},
+		{`sudo "$cmd" f`, []string{`sudo "$cmd" f`}},
+		{"cat${x} f", []string{"cat${x} f"}},
+		{"ls | xargs cat", []string{"ls", "| xargs cat"}},
+		{"exec 3>&1", []string{"exec"}},
+		// More redirections that write no file.
+		{"echo x >/proc/self/fd/2", []string{"echo x"}},
+		{"echo x >&${fd}", []string{"echo x"}},
+		{`echo x >&"$fd"`, []string{"echo x"}},
 		// Unparsable.
 		{"echo 'unterminated", nil},
 		{"ls |", nil},
@@ -105,6 +138,12 @@ func TestCheck(t *testing.T) {
 		{"no tools", nil, true, nil, "cat f.txt", nil},
 		{"next rule when tool inactive", nil, true, []string{"write"}, "cat a > b",
 			&Block{Tool: "write", Message: msgWrite, Pattern: builtin[len(builtin)-1].Pattern}},
+		{"find -name sed is no edit", nil, true, []string{"edit"}, "find . -name sed -print", nil},
+		{"find -exec sed -n is no edit", nil, true, []string{"edit"}, `find . -exec sed -n 1p {} \; -print`, nil},
+		{"find -exec sed -i is an edit", nil, true, []string{"edit"}, `find . -exec sed -i s/a/b/ {} \; -print`,
+			&Block{Tool: "edit", Message: msgSed, Pattern: builtin[len(builtin)-4].Pattern}},
+		{"custom rules see the unwrapped text", custom, true, allTools, "sudo -n /bin/cat f.txt",
+			&Block{Tool: "read", Message: "custom read", Pattern: `^cat\s`}},
 		{"unparsable", nil, true, allTools, "cat f.txt &&", nil},
 		{"unparsable quote", nil, true, allTools, "cat 'f.txt", nil},
 		{"empty", nil, true, allTools, "   ", nil},
@@ -295,5 +334,24 @@ func TestLint(t *testing.T) {
 	}
 	if errs := Lint(nil); errs != nil {
 		t.Errorf("Lint(nil) = %v", errs)
+	}
+}
+
+// A custom rule about the wrapper itself still fires: patterns see the unwrapped text and the text as
+// written.
+func TestCustomRuleSeesWrapperAsWritten(t *testing.T) {
+	ic, warnings := New([]Rule{{Pattern: `^sudo\b`, Tool: "admin", Message: "no sudo"}}, true, []string{"admin", "read"})
+	if len(warnings) > 0 {
+		t.Fatal(warnings)
+	}
+	if b := ic.Check("sudo rm -rf /tmp/x"); b == nil || b.Tool != "admin" {
+		t.Errorf("sudo rule: %+v", b)
+	}
+	if b := ic.Check("sudo -n /bin/cat f.txt"); b == nil || b.Tool != "admin" {
+		t.Errorf("first rule wins: %+v", b)
+	}
+	ic, _ = New(nil, true, []string{"read"})
+	if b := ic.Check("sudo -n /bin/cat f.txt"); b == nil || b.Tool != "read" {
+		t.Errorf("unwrapped read: %+v", b)
 	}
 }
