@@ -118,6 +118,8 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if out.TimedOut || out.Cancelled {
 		// Spawned during the kill (a trap handler, a re-forking daemon): finish them too.
 		killAll(pid)
+	} else if !hasChildren() {
+		// Nothing left behind (the usual case): no need to scan /proc.
 	} else if live, zombies := descendants(); len(live) > 0 || len(zombies) > 0 {
 		reap(zombies, pid)
 		if len(live) > 0 {

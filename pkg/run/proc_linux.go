@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -117,4 +118,21 @@ func reserveThreads() {
 	time.Sleep(5 * time.Millisecond)
 	_, _ = unix.Write(fds[1], make([]byte, n))
 	wg.Wait()
+}
+
+// hasChildren reports whether this process has any child left, from /proc/self/task/*/children: a quick
+// look that spares the full scan of descendants after a command that left nothing behind. (Every
+// descendant that outlived its parent was reparented to us, the subreaper, so no children means no
+// descendants.)
+func hasChildren() bool {
+	files, _ := filepath.Glob("/proc/self/task/*/children")
+	if len(files) == 0 {
+		return true // no children files: assume there may be some
+	}
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || len(bytes.TrimSpace(b)) > 0 {
+			return true
+		}
+	}
+	return false
 }
