@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/intercept"
 )
 
@@ -60,14 +61,23 @@ which the calling agent has a dedicated tool. It is advice for agents, not a sec
 	return c
 }
 
-func listRules(c *cobra.Command, ios IO, asJSON bool) error {
+// interceptor loads the config of c and builds its interceptor; broken rules are warned about on stderr.
+func interceptor(c *cobra.Command, ios IO) (config.Config, *intercept.Interceptor, error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
-		return err
+		return cfg, nil, err
 	}
 	ic, warnings := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
 	for _, w := range warnings {
 		fmt.Fprintln(ios.Err, "agentbash: warning:", w)
+	}
+	return cfg, ic, nil
+}
+
+func listRules(c *cobra.Command, ios IO, asJSON bool) error {
+	cfg, ic, err := interceptor(c, ios)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return encodeJSON(ios.Out, ic.Rules())
@@ -100,13 +110,9 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 		Short: "Show which rule fires on each simple command of COMMAND",
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
-			cfg, err := loadConfig(c)
+			cfg, ic, err := interceptor(c, ios)
 			if err != nil {
 				return err
-			}
-			ic, warnings := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, cfg.Interceptor.Tools)
-			for _, w := range warnings {
-				fmt.Fprintln(ios.Err, "agentbash: warning:", w)
 			}
 			command := strings.Join(args, " ")
 			matches := ic.Explain(command)
