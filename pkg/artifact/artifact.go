@@ -88,7 +88,7 @@ func (s Store) metaPath(id string) string { return filepath.Join(s.Dir, id+".jso
 // ID set, and Created set to now when zero) and returns the open log file and the id. The caller
 // writes the raw stream to the file and closes it. Errors are wrapped with the path.
 func (s Store) Create(m Meta) (*os.File, string, error) {
-	if err := s.mkdir(); err != nil {
+	if err := s.Mkdir(); err != nil {
 		return nil, "", err
 	}
 	next, err := s.maxID()
@@ -124,8 +124,9 @@ func (s Store) Create(m Meta) (*os.File, string, error) {
 	}
 }
 
-// mkdir creates Dir with mode 0700 when it does not exist. An existing directory is left as it is.
-func (s Store) mkdir() error {
+// Mkdir creates Dir with mode 0700 when it does not exist, so $ARTIFACTS names a directory a command can
+// write to. An existing directory is left as it is.
+func (s Store) Mkdir() error {
 	if s.Dir == "" {
 		return errors.New("artifact directory not set")
 	}

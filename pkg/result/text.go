@@ -93,7 +93,12 @@ func previewed(r Result, n int) string {
 	lines := strings.Split(r.Output, "\n")
 	if len(lines) > n {
 		hidden := len(lines) - n
-		lines = append([]string{fmt.Sprintf("[%d earlier lines hidden; showing the last %d]", hidden, n)}, lines[hidden:]...)
+		earlier := 0 // lines before the shown range, cut by the window or a limit
+		if m := r.Details.Meta; m != nil && m.Truncation.ShownRange.Start > 1 {
+			earlier = int(m.Truncation.ShownRange.Start - 1)
+		}
+		header := fmt.Sprintf("[%d earlier lines hidden; showing the last %d]", hidden+earlier, n)
+		lines = append([]string{header}, lines[hidden:]...)
 	}
 	cp := r
 	cp.Output = strings.Join(lines, "\n")
