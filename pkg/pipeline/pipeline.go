@@ -168,7 +168,7 @@ func Run(ctx context.Context, o Options) result.Result {
 		dir = abs // $ARTIFACTS must hold wherever the command cds
 	}
 	store := artifact.Store{Dir: dir}
-	_ = store.Mkdir() // $ARTIFACTS should exist; a failure is reported if an artifact is needed
+	_ = store.Mkdir()  // $ARTIFACTS should exist; a failure is reported if an artifact is needed
 	var created string // the artifact allocated, even if writing it failed later
 	s := sink.New(sink.Options{
 		MaxBytes:         in.MaxBytes,
