@@ -24,8 +24,8 @@ type File struct {
 	envNames []string // shell.env variable names, case as written
 }
 
-// ReadFile reads the config file at path and checks it strictly on its own: bad YAML, an unknown key or
-// a value of the wrong type is an error naming the key (SPEC §4). (The merged decode of file, environment
+// ReadFile reads the config file at path and checks it strictly on its own: bad YAML, an unknown key, a
+// value of the wrong type or out of range is an error naming the key (SPEC §4). (The merged decode of file, environment
 // and flags must turn environment strings into numbers, so it cannot tell `timeout: "5"` in a file from
 // AGENTBASH_TIMEOUT=5; this check can.)
 func ReadFile(path string) (*File, error) {
@@ -44,6 +44,9 @@ func ReadFile(path string) (*File, error) {
 	}
 	if err := dec.Decode(raw); err != nil {
 		return nil, fmt.Errorf("%s", Explain(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err // a bad value in the file is an error even where a flag overrides it
 	}
 	f := &File{Path: path, Raw: raw}
 	if shell, ok := raw["shell"].(map[string]any); ok {
