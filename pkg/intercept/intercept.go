@@ -55,7 +55,7 @@ type Block struct{ Tool, Message, Pattern string }
 
 // Match is one simple command of a script with the rule that fires on it, as `agentbash rules test` shows.
 type Match struct {
-	Command string `json:"command"` // the text patterns are matched against: unwrapped (`sudo cat f` shows `cat f`)
+	Command string `json:"command"` // the text that matched: unwrapped (`sudo cat f` shows `cat f`) unless the rule matched it as written
 	Rule    *Rule  `json:"rule"`    // the first active rule that matches, nil if none
 }
 
@@ -156,6 +156,9 @@ func (i *Interceptor) Explain(command string) []Match {
 			if i.tools[c.rule.Tool] && c.matchesCommand(w, k) {
 				r := c.rule
 				m.Rule = &r
+				if !c.matches(text) {
+					m.Command = w.written[k] // it matched the text as written (`^sudo\b`)
+				}
 				break
 			}
 		}
