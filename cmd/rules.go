@@ -41,18 +41,15 @@ which the calling agent has a dedicated tool. It is advice for agents, not a sec
 				if err != nil {
 					return err
 				}
-				rules := cfg.Interceptor.Rules
-				if cfg.Interceptor.DefaultRules {
-					rules = append(rules, intercept.DefaultRules()...)
-				}
-				errs := intercept.Lint(rules)
-				for _, e := range errs {
+				// New compiles every rule and names each broken one (custom and built-in numbered apart).
+				ic, broken := intercept.New(cfg.Interceptor.Rules, cfg.Interceptor.DefaultRules, nil)
+				for _, e := range broken {
 					fmt.Fprintln(ios.Out, e)
 				}
-				if len(errs) > 0 {
-					return exitError{code: 1, err: fmt.Errorf("%d broken rule(s)", len(errs))}
+				if len(broken) > 0 {
+					return exitError{code: 1, err: fmt.Errorf("%d broken rule(s)", len(broken))}
 				}
-				fmt.Fprintf(ios.Out, "%d rule(s), all valid\n", len(rules))
+				fmt.Fprintf(ios.Out, "%d rule(s), all valid\n", len(ic.Rules()))
 				return nil
 			},
 		},

@@ -127,7 +127,7 @@ func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
 
 // Validate checks values that have a fixed set or range; the error is a *KeyError naming the key. The
 // timeout is not an error when out of range: it is clamped (see ClampTimeout). Interceptor rules are
-// checked by intercept.Lint, one message per broken rule.
+// checked by intercept.New, one warning per broken rule.
 func (c Config) Validate() error {
 	bad := func(key, format string, a ...any) error { return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)} }
 	switch {

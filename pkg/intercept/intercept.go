@@ -167,19 +167,6 @@ func (i *Interceptor) Explain(command string) []Match {
 	return out
 }
 
-// Lint checks rules as New would and returns one error per rule whose pattern or flags do not compile or
-// that lacks a tool or a message (for `agentbash rules check`). Rules are numbered from 1; an error reads
-// like New's warning, e.g. `interceptor rule 2 ("(foo"): invalid pattern: …`.
-func Lint(rules []Rule) []error {
-	var errs []error
-	for n, r := range rules {
-		if _, err := compile(r); err != nil {
-			errs = append(errs, ruleError(SourceConfig, n+1, r, err))
-		}
-	}
-	return errs
-}
-
 func (c *compiled) matches(text string) bool {
 	ok, err := c.re.MatchString(text)
 	return err == nil && ok
