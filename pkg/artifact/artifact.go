@@ -155,14 +155,30 @@ func (s Store) recordLastID(id uint64) {
 	if id <= s.lastID() {
 		return
 	}
-	tmp, err := os.CreateTemp(s.Dir, ".last-id-*")
+	_ = s.replaceFile(lastIDFile, []byte(strconv.FormatUint(id, 10)))
+}
+
+// replaceFile writes data to Dir/name (mode 0600) through a temporary file and a rename, so a reader sees
+// the old content or the new, never half a file.
+func (s Store) replaceFile(name string, data []byte) error {
+	f, err := os.CreateTemp(s.Dir, "."+name+".tmp*")
 	if err != nil {
-		return
+		return err
 	}
-	_, werr := tmp.WriteString(strconv.FormatUint(id, 10))
-	if cerr := tmp.Close(); werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(s.Dir, lastIDFile)) != nil {
-		os.Remove(tmp.Name())
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(FileMode)
 	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(s.Dir, name))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 func (s Store) lastID() uint64 {
@@ -336,24 +352,7 @@ func (s Store) UpdateMeta(m Meta) error {
 	if err != nil {
 		return fmt.Errorf("artifact %s: metadata: %w", m.ID, err)
 	}
-	b = append(b, '\n')
-	f, err := os.CreateTemp(s.Dir, "."+m.ID+".json.tmp*")
-	if err != nil {
-		return fmt.Errorf("artifact %s: metadata: %w", m.ID, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(FileMode)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.metaPath(m.ID))
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := s.replaceFile(filepath.Base(s.metaPath(m.ID)), append(b, '\n')); err != nil {
 		return fmt.Errorf("artifact %s: metadata: %w", m.ID, err)
 	}
 	return nil
