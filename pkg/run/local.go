@@ -217,7 +217,7 @@ func killAll(pid int) {
 			return
 		}
 		signalAll(live, unix.SIGSTOP)
-		signalTree(pid, unix.SIGKILL)
+		signalGroups(pid, live, unix.SIGKILL)
 		time.Sleep(time.Millisecond) // let the kernel finish the kills before the next look
 	}
 }
@@ -225,10 +225,15 @@ func killAll(pid int) {
 // signalTree sends sig to the process group led by pid and to every descendant of this process, which
 // catches those that left the group with setsid or a double fork (we are their subreaper on Linux).
 func signalTree(pid int, sig unix.Signal) {
-	_ = unix.Kill(-pid, sig)
 	live, _ := descendants()
+	signalGroups(pid, live, sig)
+}
+
+// signalGroups sends sig to the process group led by pid, to each of live, and to the groups that those
+// of live lead (a descendant may have moved to a group of its own).
+func signalGroups(pid int, live []int, sig unix.Signal) {
+	_ = unix.Kill(-pid, sig)
 	signalAll(live, sig)
-	// A descendant may have moved to a group of its own: signal those groups too.
 	for _, p := range live {
 		if pg, err := unix.Getpgid(p); err == nil && pg == p && pg != pid {
 			_ = unix.Kill(-pg, sig)
