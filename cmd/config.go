@@ -86,7 +86,8 @@ func where(path string) string {
 	return path + ": "
 }
 
-// configPath is --config, else AGENTBASH_CONFIG, else the default file when it exists.
+// configPath is --config, else AGENTBASH_CONFIG (explicit: it must exist), else the default file, which
+// may be missing.
 func configPath(c *cobra.Command) (path string, explicit bool) {
 	if f := c.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
 		return config.ExpandHome(f.Value.String()), true
@@ -94,15 +95,7 @@ func configPath(c *cobra.Command) (path string, explicit bool) {
 	if p := os.Getenv("AGENTBASH_CONFIG"); p != "" {
 		return config.ExpandHome(p), true
 	}
-	if p := config.DefaultFile(); fileExists(p) {
-		return p, false
-	}
-	return "", false
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+	return config.DefaultFile(), false
 }
 
 // flagChanged reports whether a flag bound to key was given.

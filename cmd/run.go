@@ -131,8 +131,9 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	var clamp *result.LineClamp
 	var async *result.AsyncWriter
-	if text && ios.OutIsTerminal && f.preview == 0 && f.head.n < 0 && f.tail.n < 0 {
-		// Stream live, through a queue so a slow terminal never slows the command's pipe.
+	if text && ios.OutIsTerminal && f.preview == 0 {
+		// Stream live, through a queue so a slow terminal never slows the command's pipe. The pipeline
+		// does not stream when a head/tail limit is in effect (the view would show what it hides).
 		async = result.NewAsyncWriter(ios.Out, liveQueueBytes)
 		clamp = result.NewLineClamp(async, result.LiveLineMax)
 		o.Live = clamp

@@ -220,9 +220,6 @@ func fromOutcome(in Input, d *Details) Result {
 	if o.ExitCode >= 0 {
 		d.ExitCode = new(o.ExitCode)
 	}
-	if in.Duration == 0 {
-		d.DurationMs = o.Duration.Milliseconds()
-	}
 
 	var first string
 	switch {
