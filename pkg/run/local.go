@@ -109,7 +109,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.Cancelled = true
 	}
 	if state == nil {
-		state = terminate(pid, exited, spec.KillGrace)
+		grace := spec.KillGrace
+		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
+			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: SPEC §11)
+		}
+		state = terminate(pid, exited, grace)
 	}
 	rd.shellExited()
 	<-rd.done
