@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/result"
 )
@@ -22,15 +23,20 @@ type IO struct {
 	In            io.Reader
 	Out, Err      io.Writer
 	OutIsTerminal bool
+	Cols, Rows    int // the terminal's size in characters when stdout is one, 0 when unknown
 }
 
 // SystemIO is the process's own streams.
 func SystemIO() IO {
 	fd := os.Stdout.Fd()
-	return IO{
+	ios := IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutIsTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
 	}
+	if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil && ios.OutIsTerminal {
+		ios.Cols, ios.Rows = int(ws.Col), int(ws.Row)
+	}
+	return ios
 }
 
 // Execute runs the CLI with args and calls exit with its status.
