@@ -39,13 +39,24 @@ type Roller struct {
 	partial []byte // the unterminated last line, cut at width
 	dirty   bool
 
-	drawn int // rows on screen, touched only by the drawing goroutine and Close
-	stop  chan struct{}
-	done  chan struct{}
+	// drawn and failed are touched only by the drawing goroutine, and by Close once it has stopped.
+	drawn   int  // rows on screen
+	failed  bool // the terminal refused a write: draw nothing more
+	started bool
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 // NewRoller starts a Roller writing to w.
 func NewRoller(w io.Writer, o RollOptions) *Roller {
+	r := newRoller(w, o)
+	r.started = true
+	go r.loop()
+	return r
+}
+
+// newRoller is a Roller that draws only when told (draw), for tests.
+func newRoller(w io.Writer, o RollOptions) *Roller {
 	n := max(o.Lines, 1)
 	if o.Rows > 0 {
 		n = max(min(n, o.Rows-2), 1) // room for the header and the cursor's row
@@ -54,9 +65,7 @@ func NewRoller(w io.Writer, o RollOptions) *Roller {
 	if o.Cols > 0 {
 		width = max(o.Cols-1, 1)
 	}
-	r := &Roller{w: w, n: n, width: width, color: o.Color, stop: make(chan struct{}), done: make(chan struct{})}
-	go r.loop()
-	return r
+	return &Roller{w: w, n: n, width: width, color: o.Color, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Write takes in output; it always reports len(p), nil.
@@ -144,38 +153,41 @@ func (r *Roller) loop() {
 	defer close(r.done)
 	tick := time.NewTicker(RollInterval)
 	defer tick.Stop()
-	failed := false
 	for {
 		select {
 		case <-r.stop:
 			return
 		case <-tick.C:
+			r.draw()
 		}
-		r.mu.Lock()
-		dirty := r.dirty
-		r.mu.Unlock()
-		if !dirty || failed {
-			continue
-		}
-		f, rows := r.frame()
-		if _, err := io.WriteString(r.w, f); err != nil {
-			failed = true // a closed terminal: keep consuming, draw nothing
-			continue
-		}
-		r.drawn = rows
 	}
+}
+
+// draw redraws the view if the output changed since the last frame.
+func (r *Roller) draw() {
+	r.mu.Lock()
+	dirty := r.dirty
+	r.mu.Unlock()
+	if !dirty || r.failed {
+		return
+	}
+	f, rows := r.frame()
+	if _, err := io.WriteString(r.w, f); err != nil {
+		r.failed = true // a closed terminal: keep consuming, draw nothing
+		return
+	}
+	r.drawn = rows
 }
 
 // Close stops the redrawing and erases the view; it reports whether there was anything to erase (the
 // cursor is then where the view started, at the start of a line).
 func (r *Roller) Close() bool {
-	select {
-	case <-r.stop:
-	default:
+	if r.started {
 		close(r.stop)
+		<-r.done
+		r.started = false
 	}
-	<-r.done
-	if r.drawn == 0 {
+	if r.drawn == 0 || r.failed {
 		return false
 	}
 	_, _ = io.WriteString(r.w, r.erase())

@@ -91,7 +91,14 @@ func WriteText(w io.Writer, r Result, preview int) error {
 }
 
 func previewed(r Result, n int) string {
-	lines := strings.Split(r.Output, "\n")
+	first, out := "", r.Output
+	if r.Details.TimedOut || r.Details.Cancelled {
+		// The first line says so (SPEC §3.9); it stays above the preview.
+		if f, rest, ok := strings.Cut(out, "\n"); ok {
+			first, out = f+"\n", rest
+		}
+	}
+	lines := strings.Split(out, "\n")
 	if len(lines) > n {
 		hidden := len(lines) - n
 		earlier := 0 // lines before the shown range, cut by the window or a limit
@@ -102,6 +109,6 @@ func previewed(r Result, n int) string {
 		lines = append([]string{header}, lines[hidden:]...)
 	}
 	cp := r
-	cp.Output = strings.Join(lines, "\n")
+	cp.Output = first + strings.Join(lines, "\n")
 	return cp.Text()
 }
