@@ -71,6 +71,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
 	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios))
+	registerCompletions(root)
 	return root
 }
 

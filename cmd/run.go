@@ -75,7 +75,7 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
-	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, saying how many were hidden")
+	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines (rolling live on a terminal), saying how many were hidden")
 	return c
 }
 
