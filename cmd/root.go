@@ -33,8 +33,10 @@ func SystemIO() IO {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutIsTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
 	}
-	if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil && ios.OutIsTerminal {
-		ios.Cols, ios.Rows = int(ws.Col), int(ws.Row)
+	if ios.OutIsTerminal {
+		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil {
+			ios.Cols, ios.Rows = int(ws.Col), int(ws.Row)
+		}
 	}
 	return ios
 }
