@@ -10,7 +10,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -66,6 +69,8 @@ type Result struct {
 	Footer []string `json:"-"`
 	// Streamed is set when the output was already written live to a terminal.
 	Streamed bool `json:"-"`
+	// CancelSignal names the signal that cancelled agentbash (SIGINT), for the terminal footer.
+	CancelSignal string `json:"-"`
 }
 
 // Content is one MCP content block.
@@ -233,6 +238,8 @@ func fromOutcome(in Input, d *Details) Result {
 		r.IsError, r.Exit = true, 128+in.CancelSignal
 		if in.CancelSignal == 0 {
 			r.Exit = 130
+		} else {
+			r.CancelSignal = unix.SignalName(syscall.Signal(in.CancelSignal))
 		}
 	case o.OutputClosed && s.HeadLimitReached:
 		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
