@@ -261,7 +261,11 @@ func fromOutcome(in Input, d *Details) Result {
 		}
 	}
 
+	complete := !o.OutputIncomplete && !s.Stopped // read to its end: the totals are exact (SPEC §3.2)
 	body := strings.TrimSuffix(s.Text, "\n")
+	if s.Binary && !complete {
+		body = sink.BinaryText(s.TotalBytes, false)
+	}
 	if body == "" {
 		body = NoOutput
 	}
@@ -274,7 +278,7 @@ func fromOutcome(in Input, d *Details) Result {
 	}
 	if s.Truncated {
 		t := Truncation{
-			Direction: "tail", TruncatedBy: s.TruncatedBy, Complete: !o.OutputIncomplete && !s.Stopped,
+			Direction: "tail", TruncatedBy: s.TruncatedBy, Complete: complete,
 			TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
 			OutputLines: s.OutputLines, OutputBytes: s.OutputBytes,
 			ShownRange: Range{Start: s.ShownStart, End: s.ShownEnd},

@@ -71,6 +71,16 @@ func TestBuild(t *testing.T) {
 			in.Outcome, in.Head = exited(0), 0
 			in.Summary = &sink.Summary{Truncated: true, TruncatedBy: "lines", TotalLines: 5, ArtifactID: "1"}
 		}, "(no output)\n\n[Showing 0 of 5 lines. Full: artifact://1]", StatusExited, false, 0},
+		{"binary, read to its end", func(in *Input) {
+			in.Outcome = exited(0)
+			in.Summary = &sink.Summary{Text: "[binary output: 20000 bytes]", Binary: true, TotalBytes: 20000, ArtifactID: "4"}
+		}, "[binary output: 20000 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
+		{"binary behind a head limit, closed early", func(in *Input) {
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
+			in.Head = 5
+			in.Summary = &sink.Summary{Text: "[binary output: 8421376 bytes]", Binary: true, TotalBytes: 8421376,
+				ArtifactID: "4", HeadLimitReached: true, Stopped: true}
+		}, "[binary output: at least 8421376 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
 		{"head closed the pipe", func(in *Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
 			in.Head = 1

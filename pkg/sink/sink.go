@@ -140,6 +140,16 @@ type Summary struct {
 	Warnings []string
 }
 
+// BinaryText is what is shown for binary output of n raw bytes (SPEC §3.8): "[binary output: N bytes]",
+// or, when the stream was not read to its end, "[binary output: at least N bytes]".
+func BinaryText(n int64, complete bool) string {
+	atLeast := ""
+	if !complete {
+		atLeast = "at least "
+	}
+	return "[binary output: " + atLeast + strconv.FormatInt(n, 10) + " bytes]"
+}
+
 // Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from
 // different goroutines (they are serialized).
 type Sink struct {
@@ -487,7 +497,7 @@ func (s *Sink) Close() Summary {
 func (s *Sink) summarize() (sum Summary, tail []byte) {
 	if s.binary {
 		return Summary{
-			Text:       "[binary output: " + strconv.FormatInt(s.rawTotal, 10) + " bytes]",
+			Text:       BinaryText(s.rawTotal, true),
 			TotalBytes: s.rawTotal,
 			Binary:     true,
 		}, nil
