@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -49,6 +51,7 @@ func scriptParams(dir string) testscript.Params {
 			"survivors": cmdSurvivors,
 			"reap":      cmdReap,
 			"signal":    cmdSignal,
+			"pty":       cmdPty,
 		},
 	}
 }
@@ -229,4 +232,105 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if sent == 0 {
 		ts.Fatalf("no agentbash process with %q", args[1])
 	}
+}
+
+// pty [-exit N] [-intr TEXT] [-cols N] [-rows N] PROG ARGS... runs PROG with stdin, stdout and stderr on a
+// new pseudo-terminal (its controlling terminal) and puts what the terminal showed on stdout, with \r\n
+// turned into \n. The exit status must be N (default 0). With -intr, once TEXT has appeared the terminal
+// gets Ctrl-C: the line discipline echoes ^C and sends SIGINT to PROG, as a person at the keyboard would.
+func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("usage: pty [-exit N] [-intr TEXT] [-cols N] [-rows N] prog args...")
+	}
+	want, intr, size := 0, "", unix.Winsize{Col: 80, Row: 24}
+	for len(args) > 1 && strings.HasPrefix(args[0], "-") {
+		n, _ := strconv.Atoi(args[1])
+		switch args[0] {
+		case "-exit":
+			want = n
+		case "-intr":
+			intr = args[1]
+		case "-cols":
+			size.Col = uint16(n)
+		case "-rows":
+			size.Row = uint16(n)
+		default:
+			ts.Fatalf("pty: unknown option %s", args[0])
+		}
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		ts.Fatalf("usage: pty [-exit N] [-intr TEXT] [-cols N] [-rows N] prog args...")
+	}
+	prog := args[0]
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, args[0]); !strings.Contains(args[0], "/") && unix.Access(p, unix.X_OK) == nil {
+			prog = p
+			break
+		}
+	}
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	ts.Check(err)
+	defer master.Close()
+	ptn, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	ts.Check(err)
+	ts.Check(unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	ts.Check(unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &size))
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(ptn), os.O_RDWR|unix.O_NOCTTY, 0)
+	ts.Check(err)
+
+	cmd := exec.Command(prog, args[1:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = scriptEnv(ts)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	err = cmd.Start()
+	tty.Close()
+	ts.Check(err)
+	safety := time.AfterFunc(60*time.Second, func() { _ = cmd.Process.Kill() })
+	defer safety.Stop()
+
+	var shown []byte
+	buf := make([]byte, 4096)
+	for sent := false; ; {
+		n, err := master.Read(buf)
+		shown = append(shown, buf[:n]...)
+		if intr != "" && !sent && strings.Contains(string(shown), intr) {
+			_, _ = master.Write([]byte{3}) // Ctrl-C
+			sent = true
+		}
+		if err != nil {
+			break // EIO once the last holder of the terminal has closed it
+		}
+	}
+	err = cmd.Wait()
+	got := 0
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("pty: %v", err)
+	}
+	out := strings.ReplaceAll(string(shown), "\r\n", "\n")
+	fmt.Fprint(ts.Stdout(), out)
+	if got != want {
+		ts.Fatalf("exit status %d, want %d\nterminal:\n%q", got, want, out)
+	}
+}
+
+// scriptEnv is the script's environment, for commands started outside ts.Exec.
+func scriptEnv(ts *testscript.TestScript) []string {
+	keys := []string{"PATH", "HOME", "WORK", "TMPDIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+		"ARTDIR", "TERM", "NO_COLOR", "LANG", "LC_ALL"}
+	for _, kv := range os.Environ() {
+		if k, _, ok := strings.Cut(kv, "="); ok && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	var env []string
+	for _, k := range keys {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

@@ -23,7 +23,8 @@ func newArtifactCmd(ios IO) *cobra.Command {
 		Long: `Print the full output of a run saved as artifact://ID: the sanitized text (the same text whose lines the
 truncation notice counts). --raw prints the bytes as written; binary artifacts always print raw.
 --path prints the file's path. Unknown or malformed ids are an error (exit 1).`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeArtifactIDs,
 		RunE: func(c *cobra.Command, args []string) error {
 			store, err := artifactStore(c)
 			if err != nil {

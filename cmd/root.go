@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/result"
 )
@@ -22,15 +23,22 @@ type IO struct {
 	In            io.Reader
 	Out, Err      io.Writer
 	OutIsTerminal bool
+	Cols, Rows    int // the terminal's size in characters when stdout is one, 0 when unknown
 }
 
 // SystemIO is the process's own streams.
 func SystemIO() IO {
 	fd := os.Stdout.Fd()
-	return IO{
+	ios := IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutIsTerminal: isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd),
 	}
+	if ios.OutIsTerminal {
+		if ws, err := unix.IoctlGetWinsize(int(fd), unix.TIOCGWINSZ); err == nil {
+			ios.Cols, ios.Rows = int(ws.Col), int(ws.Row)
+		}
+	}
+	return ios
 }
 
 // Execute runs the CLI with args and calls exit with its status.
@@ -65,6 +73,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
 	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
+	registerCompletions(root)
 	return root
 }
 

@@ -17,8 +17,9 @@ func newRulesCmd(ios IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rules [list|check|test COMMAND]",
 		Short: "Show, lint and explain the interceptor rules",
-		Long: `The interceptor (SPEC §3.3, off by default; --intercept or interceptor.enabled) blocks shell commands for
-which the calling agent has a dedicated tool. It is advice for agents, not a security boundary.
+		Long: `The interceptor (off by default; --intercept or interceptor.enabled) blocks shell commands for which the
+calling agent has a dedicated tool: file readers, searches, finders, in-place edits and writes by shell
+redirection. It is advice for agents, not a security boundary.
 
   rules list           the effective rules, in the order they are tried, and where each came from
   rules check          lint the rules of the config; exit 1 with a message per broken rule

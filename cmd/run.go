@@ -21,9 +21,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
-// liveQueueBytes bounds the live view's queue on a terminal.
-const liveQueueBytes = 1 << 20
-
 type runFlags struct {
 	file        string
 	stdin       bool
@@ -78,7 +75,7 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
-	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, saying how many were hidden")
+	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines (rolling live on a terminal), saying how many were hidden")
 	return c
 }
 
@@ -103,7 +100,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
 		r := pipeline.Failed(command, f.cwd, cfgErr)
-		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
+		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, f.preview)
 		return exitError{code: r.Exit}
 	}
 	text := textFormat(cfg.Format, ios)
@@ -126,24 +123,18 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if f.stdin {
 		o.Stdin = ios.In
 	}
-	if !(text && ios.OutIsTerminal) { // the terminal footer shows warnings already
-		o.Warn = func(w string) { fmt.Fprintln(ios.Err, "agentbash: warning:", w) }
+	if !text {
+		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
+		o.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
 	}
-	var clamp *result.LineClamp
-	var async *result.AsyncWriter
-	if text && ios.OutIsTerminal && f.preview == 0 {
-		// Stream live, through a queue so a slow terminal never slows the command's pipe. The pipeline
-		// does not stream when a head/tail limit is in effect (the view would show what it hides).
-		async = result.NewAsyncWriter(ios.Out, liveQueueBytes)
-		clamp = result.NewLineClamp(async, result.LiveLineMax)
-		o.Live = clamp
+	var term *result.Terminal
+	if text && ios.OutIsTerminal {
+		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
+		term = newTerminal(ios, f.preview)
+		o.Live = term.Live()
 	}
 	r := pipeline.Run(ctx, o)
-	if async != nil {
-		clamp.Flush()
-		async.Close()
-	}
-	printResult(ios, r, text, clamp, f.preview)
+	printResult(ios, r, text, term, f.preview)
 	return exitError{code: r.Exit}
 }
 
@@ -251,19 +242,32 @@ func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
 	}
 }
 
-func printResult(ios IO, r result.Result, text bool, live *result.LineClamp, preview int) {
+// printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
+// model-visible text with the warnings on stderr, one line each (SPEC §3.10).
+func printResult(ios IO, r result.Result, text bool, term *result.Terminal, preview int) {
 	var err error
 	switch {
 	case !text:
 		err = r.WriteJSON(ios.Out)
 	case ios.OutIsTerminal:
-		err = result.WriteTerminal(ios.Out, r, result.TerminalOptions{
-			Live: live, Preview: preview, Color: os.Getenv("NO_COLOR") == "",
-		})
+		if term == nil {
+			term = newTerminal(ios, preview)
+		}
+		err = term.Finish(r)
 	default:
 		err = result.WriteText(ios.Out, r, preview)
+		_ = result.WriteWarnings(ios.Err, r.Details.Warnings)
 	}
 	if err != nil {
 		fmt.Fprintln(ios.Err, "agentbash: write result:", err)
 	}
+}
+
+// newTerminal is the text format for ios's terminal: coloured unless NO_COLOR is set, the preview rolling
+// in place unless the terminal cannot move its cursor (TERM=dumb).
+func newTerminal(ios IO, preview int) *result.Terminal {
+	return result.NewTerminal(ios.Out, result.TerminalOptions{
+		Preview: preview, Roll: os.Getenv("TERM") != "dumb", Color: os.Getenv("NO_COLOR") == "",
+		Cols: ios.Cols, Rows: ios.Rows,
+	})
 }

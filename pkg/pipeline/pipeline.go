@@ -207,6 +207,7 @@ func Run(ctx context.Context, o Options) result.Result {
 		Timeout:   time.Duration(timeout * float64(time.Second)),
 		KillGrace: time.Duration(o.KillGrace * float64(time.Second)),
 		Output:    s,
+		LimitMet:  s.LimitMet, // a met head limit: the runner reads on briefly, then closes the pipe (§3.2)
 	})
 	summary := s.Close()
 	if created != "" && summary.ArtifactID == "" {

@@ -10,7 +10,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -66,6 +69,8 @@ type Result struct {
 	Footer []string `json:"-"`
 	// Streamed is set when the output was already written live to a terminal.
 	Streamed bool `json:"-"`
+	// CancelSignal names the signal that cancelled agentbash (SIGINT), for the terminal footer.
+	CancelSignal string `json:"-"`
 }
 
 // Content is one MCP content block.
@@ -113,8 +118,12 @@ type Meta struct {
 
 // Truncation says what was cut and where the whole output is (SPEC §3.10).
 type Truncation struct {
-	Direction      string `json:"direction"`
-	TruncatedBy    string `json:"truncatedBy"`
+	Direction   string `json:"direction"`
+	TruncatedBy string `json:"truncatedBy"`
+	// Complete: the stream was read to its end, so the totals are exact. False when agentbash stopped
+	// reading first (it closed the pipe after a head limit, or a leftover process still held it after
+	// the drain): the totals are then lower bounds and the artifact holds what was read (SPEC §3.2).
+	Complete       bool   `json:"complete"`
 	TotalLines     int64  `json:"totalLines"`
 	TotalBytes     int64  `json:"totalBytes"`
 	OutputLines    int64  `json:"outputLines"`
@@ -233,6 +242,8 @@ func fromOutcome(in Input, d *Details) Result {
 		r.IsError, r.Exit = true, 128+in.CancelSignal
 		if in.CancelSignal == 0 {
 			r.Exit = 130
+		} else {
+			r.CancelSignal = unix.SignalName(syscall.Signal(in.CancelSignal))
 		}
 	case o.OutputClosed && s.HeadLimitReached:
 		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
@@ -257,7 +268,11 @@ func fromOutcome(in Input, d *Details) Result {
 		}
 	}
 
+	complete := !o.OutputIncomplete && !s.Stopped // read to its end: the totals are exact (SPEC §3.2)
 	body := strings.TrimSuffix(s.Text, "\n")
+	if s.Binary && !complete {
+		body = sink.BinaryText(s.TotalBytes, false)
+	}
 	if body == "" {
 		body = NoOutput
 	}
@@ -270,39 +285,81 @@ func fromOutcome(in Input, d *Details) Result {
 	}
 	if s.Truncated {
 		t := Truncation{
-			Direction: "tail", TruncatedBy: s.TruncatedBy,
+			Direction: "tail", TruncatedBy: s.TruncatedBy, Complete: complete,
 			TotalLines: s.TotalLines, TotalBytes: s.TotalBytes,
 			OutputLines: s.OutputLines, OutputBytes: s.OutputBytes,
 			ShownRange: Range{Start: s.ShownStart, End: s.ShownEnd},
 			ArtifactID: s.ArtifactID, ArtifactCapped: s.ArtifactCapped, MaxBytes: in.MaxBytes,
 		}
 		if in.Head >= 0 && in.Tail < 0 {
-			t.Direction = "head"
+			t.Direction = "head" // the sink's head window: the start is shown
 		}
 		d.Meta = &Meta{Truncation: t}
-		r.Footer = append(r.Footer, Notice(t, s.ArtifactOmitted))
+		var line LineCut
+		if s.PartialLine {
+			line = LineCut{Bytes: s.LineBytes, Open: s.LineOpen}
+		}
+		r.Footer = append(r.Footer, Notice(t, s.ArtifactOmitted, line))
 	}
 	return r
 }
 
+// LineCut describes a view that is part of one line (the byte budget cut inside it, SPEC §3.9), for the
+// in-line notice; the zero value: the view is whole lines.
+type LineCut struct {
+	Bytes int64 // the line's size in bytes, its newline included
+	Open  bool  // the line had not ended where reading stopped: if the stream is incomplete, Bytes is a lower bound
+}
+
 // Notice is the truncation notice of SPEC §3.9, brackets included, e.g.
-// `[Showing lines 91467-100000 of 100000 (50.0KB limit). Full: artifact://3]`.
+// `[Showing lines 91467-100000 of 100000 (50.0KB limit). Full: artifact://3]`. When the stream is not
+// complete the totals are lower bounds and the artifact holds what was read:
+// `[Showing lines 1-5 of at least 4194309. Partial: artifact://3]`. When the view is part of one line
+// (line.Bytes > 0) it says which part of which line:
+// `[Showing the last 50.0KB of line 1 (195.3KB). Full: artifact://3]` (`first` for a head window), with
+// ` of T lines` after the size when the stream has more lines than that one, or is incomplete.
 // omitted is the number of bytes left out of a capped artifact.
-func Notice(t Truncation, omitted int64) string {
-	var parts []string
-	shown := fmt.Sprintf("Showing lines %d-%d of %d", t.ShownRange.Start, t.ShownRange.End, t.TotalLines)
-	if t.ShownRange.End < t.ShownRange.Start || t.ShownRange.End == 0 {
-		shown = fmt.Sprintf("Showing %d of %d lines", t.OutputLines, t.TotalLines)
+func Notice(t Truncation, omitted int64, line LineCut) string {
+	total := strconv.FormatInt(t.TotalLines, 10)
+	if !t.Complete {
+		total = "at least " + total
 	}
-	if t.TruncatedBy == "bytes" {
-		shown += " (" + sink.FormatSize(int64(t.MaxBytes)) + " limit)"
+	var shown string
+	switch {
+	case line.Bytes > 0:
+		part := "last"
+		if t.Direction == "head" {
+			part = "first"
+		}
+		size := sink.FormatSize(line.Bytes)
+		if line.Open && !t.Complete {
+			size = "at least " + size
+		}
+		shown = fmt.Sprintf("Showing the %s %s of line %d (%s)", part, sink.FormatSize(t.OutputBytes), t.ShownRange.Start, size)
+		if t.TotalLines > 1 || !t.Complete {
+			shown += " of " + total + " line"
+			if t.TotalLines != 1 {
+				shown += "s"
+			}
+		}
+	case t.ShownRange.End < t.ShownRange.Start || t.ShownRange.End == 0:
+		shown = fmt.Sprintf("Showing %d of %s lines", t.OutputLines, total)
+	default:
+		shown = fmt.Sprintf("Showing lines %d-%d of %s", t.ShownRange.Start, t.ShownRange.End, total)
+		if t.TruncatedBy == "bytes" {
+			shown += " (" + sink.FormatSize(int64(t.MaxBytes)) + " limit)"
+		}
 	}
-	parts = append(parts, shown)
+	parts := []string{shown}
 	if t.ArtifactCapped {
 		parts = append(parts, fmt.Sprintf("Artifact capped, %s left out of it", sink.FormatSize(omitted)))
 	}
 	if t.ArtifactID != "" {
-		parts = append(parts, "Full: artifact://"+t.ArtifactID)
+		if t.Complete {
+			parts = append(parts, "Full: artifact://"+t.ArtifactID)
+		} else {
+			parts = append(parts, "Partial: artifact://"+t.ArtifactID)
+		}
 	}
 	return "[" + strings.Join(parts, ". ") + "]"
 }

@@ -71,8 +71,18 @@ func TestBuild(t *testing.T) {
 			in.Outcome, in.Head = exited(0), 0
 			in.Summary = &sink.Summary{Truncated: true, TruncatedBy: "lines", TotalLines: 5, ArtifactID: "1"}
 		}, "(no output)\n\n[Showing 0 of 5 lines. Full: artifact://1]", StatusExited, false, 0},
+		{"binary, read to its end", func(in *Input) {
+			in.Outcome = exited(0)
+			in.Summary = &sink.Summary{Text: "[binary output: 20000 bytes]", Binary: true, TotalBytes: 20000, ArtifactID: "4"}
+		}, "[binary output: 20000 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
+		{"binary behind a head limit, closed early", func(in *Input) {
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
+			in.Head = 5
+			in.Summary = &sink.Summary{Text: "[binary output: 8421376 bytes]", Binary: true, TotalBytes: 8421376,
+				ArtifactID: "4", HeadLimitReached: true, Stopped: true}
+		}, "[binary output: at least 8421376 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
 		{"head closed the pipe", func(in *Input) {
-			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true}
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
 			in.Head = 1
 			in.Summary = &sink.Summary{Text: "y\n", HeadLimitReached: true}
 		}, "y", StatusExited, false, 0},
@@ -87,6 +97,114 @@ func TestBuild(t *testing.T) {
 			t.Errorf("%s: status %s isError %v exit %d; want %s %v %d", tc.name, r.Details.Status, r.IsError, r.Exit,
 				tc.status, tc.isError, tc.exit)
 		}
+	}
+}
+
+// The notice of SPEC §3.9, verbatim, for each kind of cut: whole lines, an empty range, a cut inside one
+// line, and a stream that was not read to its end (lower bounds, a partial artifact).
+func TestNotice(t *testing.T) {
+	lines := func(start, end, total int64, by string, complete bool) Truncation {
+		return Truncation{Direction: "tail", TruncatedBy: by, Complete: complete, TotalLines: total,
+			ShownRange: Range{Start: start, End: end}, OutputLines: end - start + 1, ArtifactID: "7", MaxBytes: 51200}
+	}
+	inLine := func(dir string, line, total, shown int64, complete bool) Truncation {
+		return Truncation{Direction: dir, TruncatedBy: "bytes", Complete: complete, TotalLines: total,
+			ShownRange: Range{Start: line, End: line}, OutputLines: 1, OutputBytes: shown, ArtifactID: "7", MaxBytes: 51200}
+	}
+	noArtifact := lines(9, 10, 10, "lines", true)
+	noArtifact.ArtifactID = ""
+	capped := lines(1, 5, 400, "lines", true)
+	capped.ArtifactCapped = true
+	empty := lines(0, 0, 5, "lines", false)
+	empty.OutputLines = 0
+	for _, tc := range []struct {
+		name string
+		t    Truncation
+		line LineCut
+		want string
+	}{
+		{"bytes", lines(91468, 100000, 100000, "bytes", true), LineCut{},
+			"[Showing lines 91468-100000 of 100000 (50.0KB limit). Full: artifact://7]"},
+		{"grep | head -5, read to the end", lines(1, 5, 400, "lines", true), LineCut{},
+			"[Showing lines 1-5 of 400. Full: artifact://7]"},
+		{"yes | head -n 5, closed early", lines(1, 5, 4210688, "lines", false), LineCut{},
+			"[Showing lines 1-5 of at least 4210688. Partial: artifact://7]"},
+		{"bytes, incomplete", lines(1, 10384, 300000, "bytes", false), LineCut{},
+			"[Showing lines 1-10384 of at least 300000 (50.0KB limit). Partial: artifact://7]"},
+		{"no artifact", noArtifact, LineCut{}, "[Showing lines 9-10 of 10]"},
+		{"empty range, incomplete", empty, LineCut{}, "[Showing 0 of at least 5 lines. Partial: artifact://7]"},
+		{"capped", capped, LineCut{}, "[Showing lines 1-5 of 400. Artifact capped, 1.0KB left out of it. Full: artifact://7]"},
+		{"print(y*200000)", inLine("tail", 1, 1, 51200, true), LineCut{Bytes: 200001},
+			"[Showing the last 50.0KB of line 1 (195.3KB). Full: artifact://7]"},
+		{"head window of one long line", inLine("head", 1, 1, 51200, true), LineCut{Bytes: 200001},
+			"[Showing the first 50.0KB of line 1 (195.3KB). Full: artifact://7]"},
+		{"the last of eleven lines", inLine("tail", 11, 11, 51200, true), LineCut{Bytes: 300001},
+			"[Showing the last 50.0KB of line 11 (293.0KB) of 11 lines. Full: artifact://7]"},
+		{"the first of many, read to the end", inLine("head", 1, 400, 51199, true), LineCut{Bytes: 200001},
+			"[Showing the first 50.0KB of line 1 (195.3KB) of 400 lines. Full: artifact://7]"},
+		{"an endless line, closed early", inLine("head", 1, 1, 51200, false), LineCut{Bytes: 8421376, Open: true},
+			"[Showing the first 50.0KB of line 1 (at least 8.0MB) of at least 1 line. Partial: artifact://7]"},
+		{"an ended line, closed early", inLine("head", 1, 3, 51200, false), LineCut{Bytes: 200001},
+			"[Showing the first 50.0KB of line 1 (195.3KB) of at least 3 lines. Partial: artifact://7]"},
+	} {
+		if got := Notice(tc.t, 1024, tc.line); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// meta.truncation always carries complete: true when the stream was read to its end, false when the
+// runner stopped reading first (a head limit's early close, a drain cut short) or the sink refused more.
+func TestTruncationComplete(t *testing.T) {
+	cut := func() *sink.Summary {
+		return &sink.Summary{Text: "1\n", Truncated: true, TruncatedBy: "lines", TotalLines: 9, ShownStart: 1,
+			ShownEnd: 1, OutputLines: 1, ArtifactID: "2", HeadLimitReached: true}
+	}
+	for _, tc := range []struct {
+		name     string
+		o        run.Outcome
+		stopped  bool
+		complete bool
+		notice   string
+	}{
+		{"read to the end", run.Outcome{}, false, true, "[Showing lines 1-1 of 9. Full: artifact://2]"},
+		{"closed after the read-on time", run.Outcome{OutputClosed: true, OutputIncomplete: true, ExitCode: -1,
+			Signal: "SIGPIPE", SignalNumber: 13}, false, false, "[Showing lines 1-1 of at least 9. Partial: artifact://2]"},
+		{"the sink refused more", run.Outcome{OutputClosed: true, OutputIncomplete: true, ExitCode: -1, Signal: "SIGPIPE",
+			SignalNumber: 13}, true, false, "[Showing lines 1-1 of at least 9. Partial: artifact://2]"},
+		{"a leftover held the pipe", run.Outcome{OutputIncomplete: true}, false, false,
+			"[Showing lines 1-1 of at least 9. Partial: artifact://2]"},
+		{"a backend that only says the sink refused", run.Outcome{}, true, false,
+			"[Showing lines 1-1 of at least 9. Partial: artifact://2]"},
+	} {
+		in := base()
+		in.Head = 1
+		in.Outcome, in.Summary = &tc.o, cut()
+		in.Summary.Stopped = tc.stopped
+		r := Build(in)
+		m := r.Details.Meta
+		if m == nil || m.Truncation.Complete != tc.complete || !strings.HasSuffix(r.Text(), "\n\n"+tc.notice) ||
+			r.Details.Status != StatusExited || *r.Details.ExitCode != 0 {
+			t.Errorf("%s: %+v\n%s", tc.name, m, r.Text())
+		}
+		var b bytes.Buffer
+		r.WriteJSON(&b)
+		if want := fmt.Sprintf(`"complete":%v`, tc.complete); !strings.Contains(b.String(), want) {
+			t.Errorf("%s: no %s in %s", tc.name, want, b.String())
+		}
+	}
+}
+
+// The early-close exception (exit 0, the raw status in producerStatus) is only for a pipe agentbash
+// closed: a head-limited command that ended by itself keeps its own status.
+func TestHeadLimitEndedByItselfKeepsStatus(t *testing.T) {
+	in := base()
+	in.Head = 5
+	in.Outcome = &run.Outcome{ExitCode: 2}
+	in.Summary = &sink.Summary{Text: "a\n", HeadLimitReached: true}
+	r := Build(in)
+	if r.Details.ProducerStatus != nil || *r.Details.ExitCode != 2 || r.Exit != 2 || !r.IsError {
+		t.Errorf("%+v exit %d", r.Details, r.Exit)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -60,12 +59,14 @@ func (c *LineClamp) endLine() {
 	c.col, c.omitted = 0, 0
 }
 
-// Flush ends an unterminated last line.
-func (c *LineClamp) Flush() {
+// Flush ends an unterminated last line, and reports whether it had to (the cursor was mid-line).
+func (c *LineClamp) Flush() bool {
 	if c.col > 0 || c.omitted > 0 {
 		c.endLine()
 		_, _ = c.w.Write(newline)
+		return true
 	}
+	return false
 }
 
 // prefixChars returns the byte length of the first n characters of b, and how many characters that is.
@@ -90,7 +91,14 @@ func WriteText(w io.Writer, r Result, preview int) error {
 }
 
 func previewed(r Result, n int) string {
-	lines := strings.Split(r.Output, "\n")
+	first, out := "", r.Output
+	if r.Details.TimedOut || r.Details.Cancelled {
+		// The first line says so (SPEC §3.9); it stays above the preview.
+		if f, rest, ok := strings.Cut(out, "\n"); ok {
+			first, out = f+"\n", rest
+		}
+	}
+	lines := strings.Split(out, "\n")
 	if len(lines) > n {
 		hidden := len(lines) - n
 		earlier := 0 // lines before the shown range, cut by the window or a limit
@@ -101,76 +109,6 @@ func previewed(r Result, n int) string {
 		lines = append([]string{header}, lines[hidden:]...)
 	}
 	cp := r
-	cp.Output = strings.Join(lines, "\n")
+	cp.Output = first + strings.Join(lines, "\n")
 	return cp.Text()
-}
-
-// TerminalOptions shapes the text format on a terminal.
-type TerminalOptions struct {
-	Live    *LineClamp // the output was already streamed through it
-	Preview int
-	Color   bool // never when NO_COLOR is set
-}
-
-// WriteTerminal writes the result for a person at a terminal: the output (unless it was streamed live),
-// then the status and notice lines and a summary line with exit code, duration and timeout, coloured when
-// opt.Color.
-func WriteTerminal(w io.Writer, r Result, opt TerminalOptions) error {
-	var b strings.Builder
-	paint := func(code, s string) string {
-		if !opt.Color {
-			return s
-		}
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
-	if opt.Live != nil && r.Streamed {
-		opt.Live.Flush()
-		if first, _, ok := strings.Cut(r.Output, "\n"); ok && (r.Details.TimedOut || r.Details.Cancelled) {
-			b.WriteString(paint("1;31", first) + "\n")
-		}
-	} else {
-		out := r.Output
-		if opt.Preview > 0 {
-			cp := r
-			cp.Footer = nil
-			out = previewed(cp, opt.Preview)
-		}
-		clamp := NewLineClamp(&b, LiveLineMax)
-		_, _ = clamp.Write([]byte(out))
-		clamp.Flush()
-	}
-	for _, f := range r.Footer {
-		color := "33"
-		if strings.HasPrefix(f, "Command") {
-			color = "1;31"
-		}
-		b.WriteString("\n" + paint(color, f) + "\n")
-	}
-	status := "exit " + exitText(r)
-	if r.IsError {
-		status = paint("1;31", status)
-	} else {
-		status = paint("32", status)
-	}
-	meta := fmt.Sprintf("%s · timeout %ss", time.Duration(r.Details.DurationMs)*time.Millisecond,
-		FormatSeconds(r.Details.TimeoutSeconds))
-	if r.Details.ArtifactID != "" {
-		meta += " · artifact://" + r.Details.ArtifactID
-	}
-	b.WriteString(status + paint("2", " · "+meta) + "\n")
-	for _, warn := range r.Details.Warnings {
-		b.WriteString(paint("33", "warning: "+warn) + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func exitText(r Result) string {
-	switch {
-	case r.Details.ExitCode != nil:
-		return fmt.Sprint(*r.Details.ExitCode)
-	case r.Details.Signal != "":
-		return r.Details.Signal
-	}
-	return r.Details.Status
 }

@@ -94,7 +94,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	pid := cmd.Process.Pid
 
-	rd := &drainer{r: pr, w: spec.Output, done: make(chan struct{})}
+	rd := &drainer{r: pr, w: spec.Output, limitMet: spec.LimitMet, done: make(chan struct{})}
 	go rd.loop()
 
 	var out Outcome
@@ -117,7 +117,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	rd.shellExited()
 	<-rd.done
-	out.OutputClosed = rd.closed.Load()
+	out.OutputClosed, out.OutputIncomplete = rd.closed.Load(), rd.cut.Load()
 
 	if out.TimedOut || out.Cancelled {
 		// Spawned during the kill (a trap handler, a re-forking daemon): finish them too.
@@ -284,14 +284,18 @@ func startError(shell string, err error) error {
 	return fmt.Errorf("start %s: %w", shell, err)
 }
 
-// drainer copies the pipe into the output until EOF, until the output refuses data, or — once the shell
-// has exited — until the pipe has been silent for DrainSilence or DrainMax has passed.
+// drainer copies the pipe into the output until EOF, until the output refuses data, until LimitReadOn has
+// passed since the output met its limit, or — once the shell has exited — until the pipe has been silent
+// for DrainSilence or DrainMax has passed. Each bound is a read deadline on the pipe.
 type drainer struct {
 	r        *os.File
 	w        io.Writer
+	limitMet func() bool // nil: no limit
 	done     chan struct{}
 	exitedAt atomic.Int64 // unix nanoseconds; 0 while the shell runs
-	closed   atomic.Bool
+	metAt    atomic.Int64 // unix nanoseconds when limitMet first said yes; 0 before
+	closed   atomic.Bool  // stopped before EOF while the shell ran (Outcome.OutputClosed)
+	cut      atomic.Bool  // stopped before EOF (Outcome.OutputIncomplete)
 }
 
 func (d *drainer) loop() {
@@ -304,16 +308,19 @@ func (d *drainer) loop() {
 		if n > 0 {
 			last = time.Now()
 			if _, werr := d.w.Write(buf[:n]); werr != nil {
-				d.closed.Store(true)
+				d.stop()
 				return
+			}
+			if d.limitMet != nil && d.metAt.Load() == 0 && d.limitMet() {
+				d.metAt.Store(last.UnixNano())
 			}
 		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return // EOF: every writer is gone
 		}
-		if ex := d.exitedAt.Load(); ex != 0 {
-			dl := drainDeadline(time.Unix(0, ex), last)
+		if dl, ok := d.deadline(last); ok {
 			if !time.Now().Before(dl) {
+				d.stop()
 				return
 			}
 			_ = d.r.SetReadDeadline(dl)
@@ -321,11 +328,34 @@ func (d *drainer) loop() {
 	}
 }
 
+// stop records that reading ends before EOF; while the shell runs, closing the pipe is what ends it.
+func (d *drainer) stop() {
+	d.cut.Store(true)
+	if d.exitedAt.Load() == 0 {
+		d.closed.Store(true)
+	}
+}
+
+// deadline is when reading must stop, given the last data at last: LimitReadOn after the limit was met,
+// and once the shell has exited the drain bounds, whichever is first. ok is false while neither applies.
+func (d *drainer) deadline(last time.Time) (dl time.Time, ok bool) {
+	if m := d.metAt.Load(); m != 0 {
+		dl, ok = time.Unix(0, m).Add(LimitReadOn), true
+	}
+	if ex := d.exitedAt.Load(); ex != 0 {
+		if dd := drainDeadline(time.Unix(0, ex), last); !ok || dd.Before(dl) {
+			dl, ok = dd, true
+		}
+	}
+	return dl, ok
+}
+
 // shellExited starts the bounded drain.
 func (d *drainer) shellExited() {
 	now := time.Now()
 	d.exitedAt.Store(now.UnixNano())
-	_ = d.r.SetReadDeadline(now.Add(DrainSilence))
+	dl, _ := d.deadline(now)
+	_ = d.r.SetReadDeadline(dl)
 }
 
 func drainDeadline(exited, last time.Time) time.Time {

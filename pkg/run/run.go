@@ -35,6 +35,11 @@ type Spec struct {
 	// stops reading and closes the pipe, as a reader such as `head` would: the writers get SIGPIPE
 	// ([Outcome.OutputClosed]).
 	Output io.Writer
+	// LimitMet, if set, is asked after each Write to Output whether Output has met a limit (a head limit:
+	// what is shown is settled). From the first true the runner reads on for at most [LimitReadOn] more —
+	// so a finite command still ends by itself and its counts are exact — and then closes the pipe, as
+	// `head` would (SPEC §3.2). Output bounds what it takes in bytes by refusing a Write.
+	LimitMet func() bool
 }
 
 // Outcome is how a run ended. Timeout and cancel are outcomes, not errors.
@@ -49,8 +54,14 @@ type Outcome struct {
 	TimedOut bool
 	// Cancelled is set when the context was cancelled while the command ran and it was killed.
 	Cancelled bool
-	// OutputClosed is set when Output refused more data and the pipe was closed early.
+	// OutputClosed is set when the runner closed the pipe while the shell still ran, because Output
+	// refused a Write or LimitReadOn had passed since LimitMet: the writers get SIGPIPE, as under `| head`.
 	OutputClosed bool
+	// OutputIncomplete is set when reading stopped before the end of the stream (EOF): OutputClosed, or
+	// the bounded drain after the shell exited stopped while a leftover process still held the pipe.
+	// What Output received is then a prefix of what the command wrote, and counts over it are lower
+	// bounds.
+	OutputIncomplete bool
 	// LeftoverPids lists processes the command started that were still running after a normal exit.
 	// They are not killed (SPEC §3.7).
 	LeftoverPids []int
@@ -72,6 +83,11 @@ const (
 	DrainSilence = 250 * time.Millisecond
 	DrainMax     = 2 * time.Second
 )
+
+// LimitReadOn is how long the runner goes on reading after [Spec.LimitMet] first says yes, before it
+// closes the pipe (SPEC §3.2: 250 ms): long enough for a finite command to end by itself, short enough
+// that a slow or endless producer (`yes`, a `sleep` loop) does not keep the call waiting.
+const LimitReadOn = 250 * time.Millisecond
 
 // ErrShellNotFound is returned (wrapped) when the shell cannot be found or executed.
 var ErrShellNotFound = errors.New("shell not found")

@@ -147,6 +147,11 @@ func TestRunBackgroundHoldingPipeDoesNotHang(t *testing.T) {
 	if len(o.LeftoverPids) == 0 || len(o.Warnings) == 0 {
 		t.Errorf("leftover not reported: %+v", o)
 	}
+	// The drain stopped with the pipe still held: what was read may not be all (lower bounds), but
+	// agentbash did not close it on a running shell.
+	if !o.OutputIncomplete || o.OutputClosed {
+		t.Errorf("incomplete %v closed %v", o.OutputIncomplete, o.OutputClosed)
+	}
 	for _, p := range o.LeftoverPids {
 		_ = unix.Kill(p, unix.SIGKILL)
 	}
@@ -162,8 +167,61 @@ func TestRunBackgroundWriterDrainBounded(t *testing.T) {
 	if o.Duration > DrainMax+time.Second {
 		t.Errorf("drain took %v", o.Duration)
 	}
+	if !o.OutputIncomplete || o.OutputClosed {
+		t.Errorf("incomplete %v closed %v", o.OutputIncomplete, o.OutputClosed)
+	}
 	for _, p := range o.LeftoverPids {
 		_ = unix.Kill(p, unix.SIGKILL)
+	}
+}
+
+// metAfter says a limit is met once n writes have been seen, as a sink with a head limit would.
+type metAfter struct {
+	buffer
+	mu     sync.Mutex
+	writes int
+	n      int
+}
+
+func (m *metAfter) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	m.writes++
+	m.mu.Unlock()
+	return m.buffer.Write(p)
+}
+
+func (m *metAfter) met() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.writes >= m.n
+}
+
+// A met limit reads on, then closes the pipe on a producer that does not end: it gets SIGPIPE at its
+// next write, and the call does not wait for the timeout (`for …; sleep 0.1; done | head -n 2`).
+func TestRunLimitMetClosesPipeOnSlowProducer(t *testing.T) {
+	out := &metAfter{n: 2}
+	s := spec(t, `for i in $(seq 200); do echo $i; sleep 0.1; done`, nil)
+	s.Output, s.LimitMet = out, out.met
+	o, err := Local{}.Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.TimedOut || !o.OutputClosed || !o.OutputIncomplete || o.Signal != "SIGPIPE" || !strings.HasPrefix(out.String(), "1\n2\n") {
+		t.Errorf("outcome %+v output %q", o, out.String())
+	}
+}
+
+// A met limit on a finite command lets it end by itself: everything is read, nothing is closed early.
+func TestRunLimitMetFiniteCommandEnds(t *testing.T) {
+	out := &metAfter{n: 1}
+	s := spec(t, `seq 1 20000; exit 4`, nil)
+	s.Output, s.LimitMet = out, out.met
+	o, err := Local{}.Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.ExitCode != 4 || o.OutputClosed || o.OutputIncomplete || !strings.HasSuffix(out.String(), "\n19999\n20000\n") {
+		t.Errorf("outcome %+v output ends %q", o, out.String()[max(0, len(out.String())-20):])
 	}
 }
 
@@ -182,7 +240,7 @@ func TestRunOutputRefusedClosesPipe(t *testing.T) {
 	s := spec(t, "yes", nil)
 	s.Output = &refuser{n: 2}
 	o, _ := Local{}.Run(context.Background(), s)
-	if !o.OutputClosed || o.Signal != "SIGPIPE" || o.TimedOut {
+	if !o.OutputClosed || !o.OutputIncomplete || o.Signal != "SIGPIPE" || o.TimedOut {
 		t.Errorf("outcome %+v", o)
 	}
 }

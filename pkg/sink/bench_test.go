@@ -35,9 +35,14 @@ func benchInputs() map[string][]byte {
 func BenchmarkSinkWrite(b *testing.B) {
 	for _, name := range []string{"plain", "ansi", "utf8", "progress"} {
 		chunk := benchInputs()[name]
-		for _, tail := range []int{-1, 10} {
-			b.Run(fmt.Sprintf("%s/tail=%d", name, tail), func(b *testing.B) {
-				s := New(Options{Head: -1, Tail: tail, ArtifactMaxBytes: 1 << 62,
+		for _, lim := range []struct{ head, tail int }{{-1, -1}, {-1, 10}, {1 << 40, -1}} {
+			head, tail := lim.head, lim.tail
+			name := fmt.Sprintf("%s/tail=%d", name, tail)
+			if head >= 0 {
+				name = fmt.Sprintf("%s/head", name) // a head window that is never met: both windows fed
+			}
+			b.Run(name, func(b *testing.B) {
+				s := New(Options{Head: head, Tail: tail, ArtifactMaxBytes: 1 << 62,
 					OpenArtifact: func() (io.WriteCloser, string, error) { return nopCloser{io.Discard}, "1", nil }})
 				for range 16 {
 					s.Write(chunk) // past the first overflow and the growth of the window

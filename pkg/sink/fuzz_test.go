@@ -20,11 +20,14 @@ var fuzzSeeds = []string{
 	"bin\x00ary\n",
 	"\x1b[12\x1b[3mx\x1b",
 	"long line without newline éééééééééééééééééééé",
+	"éééééééééé\nsecond\nthird\n",
+	"0123456789\rab\ncd\r\nef\n",
 }
 
-// FuzzSinkChunking feeds the same input in one write and in random chunk sizes, with small windows
-// and bounds, and checks every summary against the naive reference implementation, the artifact
-// against the raw input, and the shown text for chunk-size independence.
+// FuzzSinkChunking feeds the same input in one write and in random chunk sizes, with small windows,
+// bounds and read-on limits, and checks every summary against the naive reference implementation
+// (over what was read), the artifact against the raw input, and the shown text for chunk-size
+// independence.
 func FuzzSinkChunking(f *testing.F) {
 	for i, s := range fuzzSeeds {
 		f.Add([]byte(s), uint64(i), uint16(i*7), int8(-1), int8(-1), uint8(i*37))
@@ -43,6 +46,9 @@ func FuzzSinkChunking(f *testing.F) {
 		}
 		if seed%3 == 0 {
 			o.ArtifactMaxBytes = 1 + int64(seed/3%50)
+		}
+		if seed%2 == 0 {
+			o.readOn = 1 + int64(seed/6%64) // a head limit stops reading soon after it is met
 		}
 		checkSink(t, o, in, seed)
 	})

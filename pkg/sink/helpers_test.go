@@ -69,19 +69,22 @@ func feed(o Options, in []byte, rng *rand.Rand, maxChunk int) *harness {
 	return h
 }
 
-// sameShown compares the fields of two summaries that do not depend on how much was read.
+// sameShown compares the fields of two summaries that do not depend on how much was read past a met
+// head limit.
 func sameShown(a, b Summary) bool {
 	if a.Binary || b.Binary {
 		return true // what was read decides (a NUL past the head limit may or may not be read)
 	}
 	return a.Text == b.Text && a.OutputLines == b.OutputLines && a.OutputBytes == b.OutputBytes &&
-		a.ShownStart == b.ShownStart && a.ShownEnd == b.ShownEnd && a.FirstLinePartial == b.FirstLinePartial &&
-		a.Binary == b.Binary
+		a.ShownStart == b.ShownStart && a.ShownEnd == b.ShownEnd && a.PartialLine == b.PartialLine &&
+		a.Binary == b.Binary && (a.LineOpen || b.LineOpen || a.LineBytes == b.LineBytes)
 }
 
-// core strips the artifact fields and warnings from a summary, for comparison with refSummary.
+// core strips the artifact fields, the read-on state and warnings from a summary, for comparison with
+// refSummary.
 func core(s Summary) Summary {
-	s.ArtifactID, s.ArtifactCapped, s.ArtifactOmitted, s.HeadLimitReached, s.Warnings = "", false, 0, false, nil
+	s.ArtifactID, s.ArtifactCapped, s.ArtifactOmitted, s.Warnings = "", false, 0, nil
+	s.HeadLimitReached, s.Stopped = false, false
 	return s
 }
 
@@ -99,7 +102,7 @@ func checkSink(t testing.TB, o Options, in []byte, seed uint64) *harness {
 		part := feed(o, in, rng, maxChunk)
 		name := fmt.Sprintf("chunks<=%d", maxChunk)
 		checkOne(t, name, o, in, part)
-		if whole.sum.HeadLimitReached || part.sum.HeadLimitReached {
+		if whole.sum.Stopped || part.sum.Stopped {
 			if !sameShown(whole.sum, part.sum) {
 				t.Fatalf("%s: shown part differs from a single write:\n got %+v\nwant %+v", name, part.sum, whole.sum)
 			}
@@ -118,11 +121,17 @@ func checkOne(t testing.TB, name string, o Options, in []byte, h *harness) {
 	if !reflect.DeepEqual(core(got), want) {
 		t.Fatalf("%s: summary differs from the reference (read %d of %d bytes):\n got %+v\nwant %+v", name, h.read, len(in), core(got), want)
 	}
-	if (h.err != nil) != got.HeadLimitReached || (h.err != nil && !errors.Is(h.err, ErrHeadLimit)) {
-		t.Fatalf("%s: write error %v, HeadLimitReached %v", name, h.err, got.HeadLimitReached)
+	if (h.err != nil) != got.Stopped || (h.err != nil && !errors.Is(h.err, ErrHeadLimit)) {
+		t.Fatalf("%s: write error %v, Stopped %v", name, h.err, got.Stopped)
 	}
-	if got.HeadLimitReached && o.Head < 0 && !got.Binary {
-		t.Fatalf("%s: head limit reached without a head limit", name)
+	// The limit is met by a Write after which Head lines are complete (or the output is binary), and
+	// only then may the sink stop, after its read-on bound (never in the Write that met the limit).
+	met := o.Head >= 0 && len(read) > 0 && (want.Binary || int64(bytes.Count(refSanitize(read, escMaxOf(o), owMaxOf(o)), newline)) >= int64(o.Head))
+	if got.HeadLimitReached != met || (got.Stopped && !met) {
+		t.Fatalf("%s: HeadLimitReached %v Stopped %v, want met %v", name, got.HeadLimitReached, got.Stopped, met)
+	}
+	if readOn := readOnOf(o); got.Stopped && int64(h.read) < readOn {
+		t.Fatalf("%s: stopped after %d bytes, before the read-on bound %d", name, h.read, readOn)
 	}
 	maxB := o.MaxBytes
 	if maxB <= 0 {
@@ -160,8 +169,9 @@ func checkOne(t testing.TB, name string, o Options, in []byte, h *harness) {
 	tail := string(art[capB+int64(len(marker)):])
 	wantTail := ""
 	if !got.Binary {
+		// The final window of the whole stream, when the head limit (if any) did not hide its end.
 		oo := o
-		oo.Tail = -1
+		oo.Head, oo.Tail = -1, -1
 		w := refSummary(read, oo)
 		if o.Head < 0 || w.TotalLines <= int64(o.Head) {
 			wantTail = w.Text
@@ -183,4 +193,25 @@ func checkClean(t testing.TB, text string) {
 			t.Fatalf("control character %U at %d in %q", r, i, text)
 		}
 	}
+}
+
+func escMaxOf(o Options) int {
+	if o.escMax > 0 {
+		return o.escMax
+	}
+	return MaxEscapeBytes
+}
+
+func owMaxOf(o Options) int {
+	if o.owMax > 0 {
+		return o.owMax
+	}
+	return MaxOverwriteBytes
+}
+
+func readOnOf(o Options) int64 {
+	if o.readOn > 0 {
+		return o.readOn
+	}
+	return HeadReadOnBytes
 }

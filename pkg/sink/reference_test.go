@@ -151,13 +151,7 @@ func refSummary(in []byte, o Options) Summary {
 			Binary:     true,
 		}
 	}
-	escMax, owMax := o.escMax, o.owMax
-	if escMax <= 0 {
-		escMax = MaxEscapeBytes
-	}
-	if owMax <= 0 {
-		owMax = MaxOverwriteBytes
-	}
+	escMax, owMax := escMaxOf(o), owMaxOf(o)
 	maxB := o.MaxBytes
 	if maxB <= 0 {
 		maxB = DefaultMaxBytes
@@ -177,11 +171,35 @@ func refSummary(in []byte, o Options) Summary {
 		sel = sel[first:]
 	}
 	joined := bytes.Join(sel, nil)
-	start, byteCut := 0, false
-	if len(joined) > maxB {
+	text, byteCut, partial := joined, false, false
+	var line []byte // the line a partial view is part of
+	switch {
+	case len(joined) <= maxB:
+	case o.Head >= 0 && o.Tail < 0:
+		// A head window keeps the start: the whole lines that fit, else the start of the first line up
+		// to a character boundary.
+		byteCut = true
+		n := 0
+		for _, l := range sel {
+			if n+len(l) > maxB {
+				break
+			}
+			n += len(l)
+		}
+		if n == 0 {
+			n = maxB
+			for n > 0 && !utf8.RuneStart(joined[n]) {
+				n--
+			}
+			partial, line = true, sel[0]
+		}
+		text = joined[:n]
+	default:
+		// Otherwise the end: from the first line start that leaves at most maxB, else from a character
+		// boundary inside the last line.
 		byteCut = true
 		bs := len(joined) - maxB
-		start = -1
+		start := -1
 		off := 0
 		for _, l := range sel {
 			if off >= bs {
@@ -195,10 +213,10 @@ func refSummary(in []byte, o Options) Summary {
 			for start < len(joined) && !utf8.RuneStart(joined[start]) {
 				start++
 			}
-			sum.FirstLinePartial = true
+			partial, line = true, sel[len(sel)-1]
 		}
+		text = joined[start:]
 	}
-	text := joined[start:]
 	sum.Text = string(text)
 	sum.OutputBytes = int64(len(text))
 	if len(text) > 0 {
@@ -206,10 +224,18 @@ func refSummary(in []byte, o Options) Summary {
 		if text[len(text)-1] != '\n' {
 			sum.OutputLines++
 		}
-		sum.ShownEnd = int64(first + len(sel))
-		sum.ShownStart = sum.ShownEnd - sum.OutputLines + 1
-	} else {
-		sum.FirstLinePartial = false
+		if o.Head >= 0 && o.Tail < 0 {
+			sum.ShownStart = int64(first + 1)
+			sum.ShownEnd = sum.ShownStart + sum.OutputLines - 1
+		} else {
+			sum.ShownEnd = int64(first + len(sel))
+			sum.ShownStart = sum.ShownEnd - sum.OutputLines + 1
+		}
+		if partial {
+			sum.PartialLine = true
+			sum.LineBytes = int64(len(line))
+			sum.LineOpen = line[len(line)-1] != '\n'
+		}
 	}
 	if len(text) < len(all) {
 		sum.Truncated = true

@@ -59,3 +59,35 @@ func (r *ring) slice(from, to int64) []byte {
 	}
 	return out
 }
+
+// prefix keeps the first size bytes of a byte stream that, like the one a ring keeps, can be shortened
+// at its end (a CR discard). Positions are offsets in the stream, held at buf[pos] while pos < size, so
+// bytes written after a retract simply overwrite the ones it removed. buf grows like a ring's.
+type prefix struct {
+	buf  []byte
+	size int64
+	w    int64 // stream length
+}
+
+func newPrefix(size int) prefix { return prefix{size: int64(size)} }
+
+// write appends b to the stream, keeping what falls within the first size bytes. Never allocates once
+// buf has reached size.
+func (p *prefix) write(b []byte) {
+	if p.w < p.size {
+		need := min(p.w+int64(len(b)), p.size)
+		if need > int64(len(p.buf)) {
+			buf := make([]byte, min(p.size, max(need, 2*int64(len(p.buf)), 4096)))
+			copy(buf, p.buf[:p.w])
+			p.buf = buf
+		}
+		copy(p.buf[p.w:need], b)
+	}
+	p.w += int64(len(b))
+}
+
+// retract removes the last n bytes of the stream (n <= w).
+func (p *prefix) retract(n int64) { p.w -= n }
+
+// bytes returns the first min(w, size) bytes of the stream; the slice is only valid until the next write.
+func (p *prefix) bytes() []byte { return p.buf[:min(p.w, p.size)] }

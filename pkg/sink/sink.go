@@ -3,10 +3,16 @@
 // spill and cap of §3.6).
 //
 // A [Sink] is an io.Writer. It sanitizes the stream as it arrives, keeps a tail window of the
-// sanitized text, counts lines and bytes of the whole stream, applies head/tail line limits to the
-// whole stream, and spills the raw bytes to an artifact on the first overflow. [Sink.Close] returns
-// a [Summary]. Memory is about 2×MaxBytes + [MaxOverwriteBytes] + [MaxEscapeBytes] whatever the
-// output size, and Write does not allocate once the raw buffer has spilled (or reached its size).
+// sanitized text (and, for a head limit, a head window), counts lines and bytes of the whole stream,
+// applies head/tail line limits to the whole stream, and spills the raw bytes to an artifact on the
+// first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes + [MaxOverwriteBytes] +
+// [MaxEscapeBytes] whatever the output size, one MaxBytes more with a head limit, and Write does not
+// allocate once the raw buffer has spilled (or reached its size) and the windows have grown.
+//
+// A head limit does not stop the reading at once (SPEC §3.2: counts are never guessed). Once it is
+// met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
+// spilling for at most [HeadReadOnBytes] more raw bytes; then Write returns [ErrHeadLimit]. The
+// other bound, time, is the caller's: the runner reads on for a short while and closes the pipe.
 //
 // Sanitizing (all state carries across writes; the same rules in [NewSanitizer]):
 //   - UTF-8 is decoded incrementally; each maximal invalid subpart becomes one U+FFFD (as the WHATWG
@@ -37,6 +43,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 )
 
 // Defaults (SPEC §3.8, §3.6).
@@ -45,13 +52,16 @@ const (
 	DefaultArtifactMaxBytes = 256 << 20 // 256 MiB artifact cap
 )
 
+// HeadReadOnBytes is how many raw bytes the sink takes after the Write that met a head limit, for the
+// counts and the artifact, before it refuses more with [ErrHeadLimit] (SPEC §3.2: 8 MiB).
+const HeadReadOnBytes = 8 << 20
+
 var newline = []byte{'\n'}
 
 var (
-	// ErrHeadLimit is returned by [Sink.Write] once the head line limit is met (the Head-th line is
-	// complete, or text past it was seen): the caller should stop reading and close the pipe at once,
-	// as `| head` would (SPEC §3.2). Stopping at once, not after reading more for the artifact, keeps a
-	// slow producer (`ping | head -n 3`) from running on to the timeout.
+	// ErrHeadLimit is returned by [Sink.Write] once it has taken [HeadReadOnBytes] after the Write that
+	// met the head limit: the caller should stop reading and close the pipe, as `| head` would (SPEC
+	// §3.2). The stream was then not read to its end, and every count is a lower bound.
 	ErrHeadLimit = errors.New("sink: head limit reached")
 	// ErrClosed is returned by Write after Close.
 	ErrClosed = errors.New("sink: write after close")
@@ -79,16 +89,19 @@ type Options struct {
 	// Live error becomes a warning and stops live output.
 	Live io.Writer
 
-	escMax, owMax int // tests only: smaller sanitizer bounds; 0 → MaxEscapeBytes, MaxOverwriteBytes
+	escMax, owMax int   // tests only: smaller sanitizer bounds; 0 → MaxEscapeBytes, MaxOverwriteBytes
+	readOn        int64 // tests only: a smaller read-on bound; 0 → HeadReadOnBytes
 }
 
 // Summary is what a [Sink] saw, returned by [Sink.Close]. Counts are in bytes of sanitized text
 // and in lines, where a line is a run ending in '\n' plus a final unterminated run if non-empty.
 type Summary struct {
-	// Text is what is shown: the sanitized stream after Head, then Tail, then the MaxBytes window,
-	// which starts at the first line start that still leaves output, else on a UTF-8 boundary. It
-	// keeps its final newline if any (the caller drops one). For binary output it is
-	// "[binary output: N bytes]".
+	// Text is what is shown: the sanitized stream after Head, then Tail, then the MaxBytes window.
+	// With a Head limit and no Tail the window is the start of what Head chose, ending at the last
+	// line end that fits, else (one first line longer than MaxBytes) on a UTF-8 boundary (SPEC §3.2:
+	// a head limit keeps the start). Otherwise it is the end, starting at the first line start that
+	// still leaves output, else on a UTF-8 boundary. It keeps its final newline if any (the caller
+	// drops one). For binary output it is "[binary output: N bytes]".
 	Text                     string
 	TotalLines, TotalBytes   int64 // the whole sanitized stream read (raw bytes read, for binary)
 	OutputLines, OutputBytes int64 // of Text (0 for binary)
@@ -100,9 +113,14 @@ type Summary struct {
 	// ShownStart and ShownEnd are the 1-based inclusive line numbers of Text within the whole stream;
 	// 0, 0 when nothing is shown.
 	ShownStart, ShownEnd int64
-	// FirstLinePartial: Text starts inside line ShownStart (one line longer than MaxBytes was cut on
-	// a UTF-8 boundary).
-	FirstLinePartial bool
+	// PartialLine: Text is a part of one line, line ShownStart (== ShownEnd), longer than MaxBytes and
+	// cut on a UTF-8 boundary: the line's end for a tail window, its start for a head window.
+	PartialLine bool
+	// LineBytes is the size in bytes of that line, its newline included, when PartialLine. LineOpen:
+	// the line had not ended when the stream did (no newline after it in what was read), so if the
+	// stream was not read to its end, LineBytes is a lower bound.
+	LineBytes int64
+	LineOpen  bool
 	// ArtifactID is the id OpenArtifact returned, when the artifact was written without error. It can
 	// be set while Truncated is false: a raw stream longer than MaxBytes is spilled even when its
 	// sanitized text fits (escape codes, progress bars); the artifact is kept, nothing is claimed cut.
@@ -113,9 +131,23 @@ type Summary struct {
 	ArtifactOmitted int64
 	// Binary: a NUL byte was seen. The artifact keeps the raw bytes.
 	Binary bool
-	// HeadLimitReached: Write returned ErrHeadLimit; the counts cover what was read.
+	// HeadLimitReached: the head limit was met (LimitMet): Head lines were complete, or the output is
+	// binary, so later output only went to the counts and the artifact.
 	HeadLimitReached bool
-	Warnings         []string
+	// Stopped: Write returned ErrHeadLimit, so the stream was not read to its end and the counts
+	// cover what was read (lower bounds).
+	Stopped  bool
+	Warnings []string
+}
+
+// BinaryText is what is shown for binary output of n raw bytes (SPEC §3.8): "[binary output: N bytes]",
+// or, when the stream was not read to its end, "[binary output: at least N bytes]".
+func BinaryText(n int64, complete bool) string {
+	atLeast := ""
+	if !complete {
+		atLeast = "at least "
+	}
+	return "[binary output: " + atLeast + strconv.FormatInt(n, 10) + " bytes]"
 }
 
 // Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from
@@ -124,16 +156,22 @@ type Sink struct {
 	mu  sync.Mutex
 	o   Options
 	z   sanitizer
-	win ring // sanitized text of the lines within Head
+	win ring   // sanitized text of the lines within Head: its end
+	pre prefix // the same text's start, for a head window (Head without Tail)
 
-	rawTotal int64 // raw bytes read
-	total    int64 // sanitized bytes
-	nl       int64 // newlines in the sanitized stream
-	lineLen  int64 // sanitized bytes of the current line
+	rawTotal  int64 // raw bytes read
+	total     int64 // sanitized bytes
+	nl        int64 // newlines in the sanitized stream
+	lineLen   int64 // sanitized bytes of the current line
+	firstLine int64 // bytes of line 1 with its newline, once it ended
+	lastLine  int64 // bytes of the last line within Head that ended, with its newline
 
-	headMet  bool // text past the Head limit was seen
-	headStop bool // ErrHeadLimit returned
-	binary   bool
+	headWin bool  // Head without Tail: the window keeps the start
+	headMet bool  // text past the Head limit was seen
+	met     bool  // the head limit is met (LimitMet)
+	metAt   int64 // rawTotal after the Write that met it
+	stopped bool  // ErrHeadLimit returned
+	binary  bool
 
 	raw       []byte // raw bytes not yet in the artifact (until the first spill)
 	spilled   bool   // OpenArtifact succeeded
@@ -178,6 +216,14 @@ func New(o Options) *Sink {
 	// One byte more than MaxBytes shows whether the window starts at a line start; MaxOverwriteBytes
 	// more keeps MaxBytes held after a CR discards a run.
 	s.win = newRing(o.MaxBytes + o.owMax + 1)
+	if o.readOn <= 0 {
+		o.readOn = HeadReadOnBytes
+	}
+	s.o.readOn = o.readOn
+	if s.headWin = o.Head >= 0 && o.Tail < 0; s.headWin {
+		// One byte more than MaxBytes shows whether the window ends inside a character.
+		s.pre = newPrefix(o.MaxBytes + 1)
+	}
 	s.artFailed = o.OpenArtifact == nil
 	if o.Live != nil {
 		s.liveW = bufio.NewWriterSize(o.Live, 32<<10)
@@ -185,19 +231,26 @@ func New(o Options) *Sink {
 	return s
 }
 
-// Write consumes p (all of it, or nothing after ErrHeadLimit or Close). It returns len(p), ErrHeadLimit
-// from the Write that met the head limit, and 0, ErrHeadLimit after that.
+// Write consumes p and returns len(p), nil — except past a met head limit: once it has taken
+// HeadReadOnBytes after the Write that met it, it takes only what fits, returns ErrHeadLimit, and
+// 0, ErrHeadLimit after that. After Close it returns 0, ErrClosed.
 func (s *Sink) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return 0, ErrClosed
 	}
-	if s.headStop {
+	if s.stopped {
 		return 0, ErrHeadLimit
 	}
 	if len(p) == 0 {
 		return 0, nil
+	}
+	var err error
+	if s.met {
+		if left := s.o.readOn - (s.rawTotal - s.metAt); int64(len(p)) >= left {
+			p, s.stopped, err = p[:left], true, ErrHeadLimit
+		}
 	}
 	s.rawTotal += int64(len(p))
 	s.keepRaw(p)
@@ -206,18 +259,27 @@ func (s *Sink) Write(p []byte) (int, error) {
 			s.binary = true
 			s.liveFlush()
 			if s.o.Head >= 0 {
-				s.headMet = true // the view is a placeholder: reading on is pointless
+				s.headMet = true // the view is a placeholder: nothing more to show
 			}
 		} else {
 			s.z.write(p)
 			s.liveFlush()
 		}
 	}
-	if s.headMet || (s.o.Head >= 0 && s.nl >= int64(s.o.Head)) {
-		s.headStop = true
-		return len(p), ErrHeadLimit
+	if !s.met && (s.headMet || (s.o.Head >= 0 && s.nl >= int64(s.o.Head))) {
+		s.met, s.metAt = true, s.rawTotal
 	}
-	return len(p), nil
+	return len(p), err
+}
+
+// LimitMet reports whether the head limit is met: Head lines are complete, or the output is binary.
+// What is shown is then settled; later output only adds to the counts and the artifact, for at most
+// HeadReadOnBytes, and the caller may close the stream whenever it likes (SPEC §3.2). False without a
+// head limit.
+func (s *Sink) LimitMet() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.met
 }
 
 // text receives sanitized text (emitter).
@@ -228,7 +290,7 @@ func (s *Sink) text(b []byte, lastNL int) {
 		nls = int64(bytes.Count(b, newline))
 	}
 	if !s.headMet {
-		f := b
+		f, fNL := b, lastNL
 		if s.o.Head >= 0 {
 			left := int64(s.o.Head) - s.nl // newlines still within the head
 			switch {
@@ -237,13 +299,12 @@ func (s *Sink) text(b []byte, lastNL int) {
 			case nls >= left:
 				k := nthNewline(b, left)
 				if k+1 < len(b) {
-					f, s.headMet = b[:k+1], true
+					f, fNL, s.headMet = b[:k+1], k, true
 				}
 			}
 		}
 		if len(f) > 0 {
-			s.win.write(f)
-			s.live(f)
+			s.feed(f, fNL)
 		}
 	}
 	s.total += n
@@ -252,6 +313,27 @@ func (s *Sink) text(b []byte, lastNL int) {
 		s.lineLen = int64(len(b) - lastNL - 1)
 	} else {
 		s.lineLen += n
+	}
+}
+
+// feed takes text within the Head limit (all text without one); lastNL is the index of its last '\n',
+// or -1. Before the counts are updated, s.nl and s.lineLen describe the text fed so far.
+func (s *Sink) feed(f []byte, lastNL int) {
+	s.win.write(f)
+	if s.headWin {
+		s.pre.write(f)
+	}
+	s.live(f)
+	if lastNL < 0 {
+		return
+	}
+	if s.nl == 0 {
+		s.firstLine = s.lineLen + int64(bytes.IndexByte(f, '\n')) + 1
+	}
+	if prev := bytes.LastIndexByte(f[:lastNL], '\n'); prev >= 0 {
+		s.lastLine = int64(lastNL - prev)
+	} else {
+		s.lastLine = s.lineLen + int64(lastNL) + 1
 	}
 }
 
@@ -264,6 +346,9 @@ func (s *Sink) cr(n int) {
 	s.lineLen -= int64(n)
 	if !s.headMet { // the current line is within the head: it is in the window
 		s.win.retract(int64(n))
+		if s.headWin {
+			s.pre.retract(int64(n))
+		}
 		s.live(crByte)
 	}
 }
@@ -400,10 +485,10 @@ func (s *Sink) Close() Summary {
 			sum.ArtifactOmitted = s.omitted
 		}
 	}
-	sum.HeadLimitReached = s.headStop
+	sum.HeadLimitReached, sum.Stopped = s.met, s.stopped
 	sum.Warnings = s.warnings
 	s.sum = sum
-	s.win, s.raw, s.liveW = ring{}, nil, nil
+	s.win, s.pre, s.raw, s.liveW = ring{}, prefix{}, nil, nil
 	return sum
 }
 
@@ -412,7 +497,7 @@ func (s *Sink) Close() Summary {
 func (s *Sink) summarize() (sum Summary, tail []byte) {
 	if s.binary {
 		return Summary{
-			Text:       "[binary output: " + strconv.FormatInt(s.rawTotal, 10) + " bytes]",
+			Text:       BinaryText(s.rawTotal, true),
 			TotalBytes: s.rawTotal,
 			Binary:     true,
 		}, nil
@@ -458,8 +543,15 @@ func (s *Sink) summarize() (sum Summary, tail []byte) {
 		}
 	}
 
-	start, byteCut, partial := s.cut(buf, winLo, end, limitStart)
-	text := buf[start-winLo:]
+	var text []byte
+	var byteCut, partial bool
+	if s.headWin {
+		text, byteCut, partial = s.headCut(end)
+	} else {
+		var start int64
+		start, byteCut, partial = s.cut(buf, winLo, end, limitStart)
+		text = buf[start-winLo:]
+	}
 	sum.Text = string(text)
 	sum.OutputBytes = int64(len(text))
 	sum.OutputLines = int64(bytes.Count(text, newline))
@@ -467,16 +559,31 @@ func (s *Sink) summarize() (sum Summary, tail []byte) {
 		sum.OutputLines++
 	}
 	if len(text) > 0 {
-		fedNL := s.nl
-		if s.headMet {
-			fedNL = int64(s.o.Head)
+		if s.headWin {
+			sum.ShownStart, sum.ShownEnd = 1, sum.OutputLines
+		} else {
+			fedNL := s.nl
+			if s.headMet {
+				fedNL = int64(s.o.Head)
+			}
+			sum.ShownEnd = fedNL
+			if at(end-1) != '\n' {
+				sum.ShownEnd++
+			}
+			sum.ShownStart = sum.ShownEnd - sum.OutputLines + 1
 		}
-		sum.ShownEnd = fedNL
-		if at(end-1) != '\n' {
-			sum.ShownEnd++
+		if sum.PartialLine = partial; partial {
+			// The line cut is line 1 for a head window, else the last line fed; either is still the
+			// current line of the stream when no newline has ended it.
+			switch {
+			case s.headWin && s.nl > 0:
+				sum.LineBytes = s.firstLine
+			case !s.headWin && at(end-1) == '\n':
+				sum.LineBytes = s.lastLine
+			default:
+				sum.LineBytes, sum.LineOpen = s.lineLen, true
+			}
 		}
-		sum.ShownStart = sum.ShownEnd - sum.OutputLines + 1
-		sum.FirstLinePartial = partial
 	}
 	if sum.OutputBytes < sum.TotalBytes {
 		sum.Truncated = true
@@ -490,6 +597,26 @@ func (s *Sink) summarize() (sum Summary, tail []byte) {
 		tail = buf[t-winLo:]
 	}
 	return sum, tail
+}
+
+// headCut applies the MaxBytes window to the start of the fed text (end bytes long) for a head
+// window: what fits, up to the last line end in it, else (one first line longer than the window) up to
+// a UTF-8 boundary. It returns the text (in the prefix buffer), whether the window cut into what the
+// limit chose, and whether it ends inside a line.
+func (s *Sink) headCut(end int64) (text []byte, byteCut, partial bool) {
+	b := s.pre.bytes()
+	maxB := s.o.MaxBytes
+	if end <= int64(maxB) {
+		return b, false, false
+	}
+	if k := bytes.LastIndexByte(b[:maxB], '\n'); k >= 0 {
+		return b[:k+1], true, false
+	}
+	j := maxB // the prefix holds byte maxB: a character that starts before it and runs on is left out
+	for j > 0 && !utf8.RuneStart(b[j]) {
+		j--
+	}
+	return b[:j], true, true
 }
 
 // cut applies the MaxBytes window to the fed text [limitStart, end) held in buf (from winLo). It

@@ -25,7 +25,7 @@ func TestSeq100000(t *testing.T) {
 	h := checkSink(t, Options{Head: -1, Tail: -1}, in, 2)
 	s := h.sum
 	if !strings.HasSuffix(s.Text, "\n100000\n") || s.TotalLines != 100000 || s.ShownEnd != 100000 ||
-		s.TotalBytes != int64(len(in)) || !s.Truncated || s.TruncatedBy != "bytes" || s.FirstLinePartial {
+		s.TotalBytes != int64(len(in)) || !s.Truncated || s.TruncatedBy != "bytes" || s.PartialLine {
 		t.Fatalf("%+v", s)
 	}
 	// The window starts at a line start: its first line is a whole number.
@@ -66,8 +66,8 @@ func TestWindow(t *testing.T) {
 			tc.o.Head, tc.o.Tail = -1, -1
 			s := checkSink(t, tc.o, []byte(tc.in), 3).sum
 			if s.Text != tc.text || s.ShownStart != tc.start || s.ShownEnd != tc.end || s.TruncatedBy != tc.by ||
-				s.FirstLinePartial != tc.partial {
-				t.Fatalf("got %q %d-%d by %q partial %v", trunc(s.Text), s.ShownStart, s.ShownEnd, s.TruncatedBy, s.FirstLinePartial)
+				s.PartialLine != tc.partial {
+				t.Fatalf("got %q %d-%d by %q partial %v", trunc(s.Text), s.ShownStart, s.ShownEnd, s.TruncatedBy, s.PartialLine)
 			}
 			if strings.ContainsRune(s.Text, utf8.RuneError) {
 				t.Fatal("U+FFFD in text")
@@ -114,7 +114,7 @@ func TestLimits(t *testing.T) {
 		{"head then tail", 100, 5, seq(1, 100), "96\n97\n98\n99\n100\n", 96, 100, 100, "lines", true},
 		{"head then tail, more lines", 100, 5, seq(1, 1000), "96\n97\n98\n99\n100\n", 96, 100, 1000, "lines", true},
 		{"tail longer than the window", -1, 20000, seq(1, 200000), "", 0, 200000, 200000, "bytes", true},
-		{"head longer than the window", 20000, -1, seq(1, 200000), "", 0, 20000, 200000, "bytes", true},
+		{"head longer than the window keeps the start", 20000, -1, seq(1, 200000), string(seq(1, 10384)), 1, 10384, 200000, "bytes", true},
 		{"empty lines count", 2, -1, []byte("a\n\n\n"), "a\n\n", 1, 2, 3, "lines", true},
 	}
 	for _, tc := range tests {
@@ -132,71 +132,177 @@ func TestLimits(t *testing.T) {
 	}
 }
 
-// `yes | head -n 5`: Write returns ErrHeadLimit after a bounded amount; the counts cover what was read.
-func TestHeadLimitStopsEarly(t *testing.T) {
+// `yes | head -n 5`: once the limit is met the sink takes HeadReadOnBytes more for the counts and the
+// artifact, exactly, and then refuses; the counts cover what was read.
+func TestHeadReadOnStopsAfterItsBound(t *testing.T) {
 	chunk := bytes.Repeat([]byte("y\n"), 2048) // 4 KiB
 	var art memArtifact
 	art.failAfter = -1
 	s := New(Options{Head: 5, Tail: -1, OpenArtifact: func() (io.WriteCloser, string, error) { return &art, "3", nil }})
 	read := 0
 	var err error
-	for i := 0; i < 1000; i++ {
+	for err == nil {
 		var n int
 		n, err = s.Write(chunk)
 		read += n
-		if err != nil {
-			break
+		if read == len(chunk) && (err != nil || !s.LimitMet()) {
+			t.Fatalf("the Write that met the limit: %v, LimitMet %v", err, s.LimitMet())
 		}
 	}
-	if !errors.Is(err, ErrHeadLimit) || read > DefaultMaxBytes+2*len(chunk) {
-		t.Fatalf("err %v after %d bytes", err, read)
+	if !errors.Is(err, ErrHeadLimit) || read != len(chunk)+HeadReadOnBytes {
+		t.Fatalf("err %v after %d bytes, want ErrHeadLimit after %d", err, read, len(chunk)+HeadReadOnBytes)
 	}
 	if n, err := s.Write(chunk); n != 0 || !errors.Is(err, ErrHeadLimit) {
 		t.Fatalf("after the limit: %d, %v", n, err)
 	}
 	sum := s.Close()
-	if sum.Text != "y\ny\ny\ny\ny\n" || !sum.HeadLimitReached || sum.ShownStart != 1 || sum.ShownEnd != 5 ||
+	if sum.Text != "y\ny\ny\ny\ny\n" || !sum.HeadLimitReached || !sum.Stopped || sum.ShownStart != 1 || sum.ShownEnd != 5 ||
 		sum.TotalLines != int64(read/2) || sum.TruncatedBy != "lines" || sum.ArtifactID != "3" ||
 		art.buf.Len() != read {
-		t.Fatalf("%+v (read %d, artifact %d)", sum, read, art.buf.Len())
+		t.Fatalf("%+v (read %d, artifact %d)", trunc(fmt.Sprint(sum)), read, art.buf.Len())
 	}
 }
 
-// Without an artifact there is nothing to save: the head limit stops at once.
-func TestHeadLimitNoArtifact(t *testing.T) {
-	s := New(Options{Head: 1, Tail: -1})
-	if _, err := s.Write([]byte("a\nb\n")); !errors.Is(err, ErrHeadLimit) {
-		t.Fatal(err)
-	}
-	if sum := s.Close(); sum.Text != "a\n" || sum.TotalLines != 2 || !sum.HeadLimitReached {
-		t.Fatalf("%+v", sum)
-	}
-	// Exactly Head complete lines meet the limit — stop reading, as head does — but are not a cut.
-	s = New(Options{Head: 2, Tail: -1})
-	if _, err := s.Write([]byte("a\nb\n")); !errors.Is(err, ErrHeadLimit) {
-		t.Fatal(err)
-	}
-	if sum := s.Close(); sum.Truncated || !sum.HeadLimitReached || sum.Text != "a\nb\n" {
-		t.Fatalf("%+v", sum)
-	}
-	// Fewer lines, or an unfinished Head-th line, go on reading.
-	s = New(Options{Head: 2, Tail: -1})
-	if _, err := s.Write([]byte("a\nb")); err != nil {
-		t.Fatal(err)
+// `seq 1 200000 | head -n 3`: a finite stream past the limit is read to its end: exact totals, the
+// whole stream in the artifact, nothing refused.
+func TestHeadReadOnCountsFiniteStream(t *testing.T) {
+	in := seq(1, 200000)
+	h := checkSink(t, Options{Head: 3, Tail: -1}, in, 11)
+	s := h.sum
+	if h.err != nil || s.Stopped || !s.HeadLimitReached || s.Text != "1\n2\n3\n" || s.TotalLines != 200000 ||
+		s.TotalBytes != int64(len(in)) || s.ShownStart != 1 || s.ShownEnd != 3 || !bytes.Equal(h.art.buf.Bytes(), in) {
+		t.Fatalf("err %v %+v", h.err, s)
 	}
 }
 
-// A slow producer must not keep a met head limit waiting for more output (hostile test: a `sleep` loop
-// piped to `head -n 2` ran to the timeout).
-func TestHeadLimitStopsAtTheLimit(t *testing.T) {
-	var art memArtifact
-	art.failAfter = -1
-	s := New(Options{Head: 2, Tail: -1, OpenArtifact: func() (io.WriteCloser, string, error) { return &art, "1", nil }})
-	for i, line := range []string{"line 1\n", "line 2\n"} {
-		_, err := s.Write([]byte(line))
-		if (i == 1) != errors.Is(err, ErrHeadLimit) {
-			t.Fatalf("write %d: %v", i, err)
-		}
+// LimitMet turns true once Head lines are complete (or the output is binary), never without a limit.
+func TestLimitMet(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		head   int
+		writes []string
+		met    []bool
+	}{
+		{"second line ends", 2, []string{"a\n", "b", "\n", "c\n"}, []bool{false, false, true, true}},
+		{"both lines in one write", 2, []string{"a\nb\nc"}, []bool{true}},
+		{"a CR does not end a line", 1, []string{"10%\r", "100%", "\r\n"}, []bool{false, false, true}},
+		{"head 0 is met at once", 0, []string{"x"}, []bool{true}},
+		{"binary is met at once", 5, []string{"a\x00b"}, []bool{true}},
+		{"no limit", -1, []string{"a\nb\n", "\x00"}, []bool{false, false}},
+		{"fewer lines than the limit", 3, []string{"a\nb\n"}, []bool{false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Options{Head: tc.head, Tail: -1})
+			for i, w := range tc.writes {
+				if n, err := s.Write([]byte(w)); n != len(w) || err != nil {
+					t.Fatalf("write %d: %d, %v", i, n, err)
+				}
+				if got := s.LimitMet(); got != tc.met[i] {
+					t.Fatalf("after write %d (%q): LimitMet %v, want %v", i, w, got, tc.met[i])
+				}
+			}
+			if sum := s.Close(); sum.HeadLimitReached != tc.met[len(tc.met)-1] || sum.Stopped {
+				t.Fatalf("%+v", sum)
+			}
+		})
+	}
+}
+
+// The read-on bound counts raw bytes after the Write that met the limit; the Write that reaches it
+// takes only what fits.
+func TestHeadReadOnPartialWrite(t *testing.T) {
+	s := New(Options{Head: 1, Tail: -1, readOn: 10})
+	if n, err := s.Write([]byte("a\nbcd")); n != 5 || err != nil {
+		t.Fatal(n, err)
+	}
+	if n, err := s.Write([]byte("0123456")); n != 7 || err != nil {
+		t.Fatal(n, err)
+	}
+	if n, err := s.Write([]byte("789\nxyz")); n != 3 || !errors.Is(err, ErrHeadLimit) {
+		t.Fatal(n, err)
+	}
+	if sum := s.Close(); sum.Text != "a\n" || sum.TotalBytes != 15 || sum.TotalLines != 2 || !sum.Stopped {
+		t.Fatalf("%+v", sum)
+	}
+}
+
+// A head limit keeps the start (SPEC §3.2): when the lines it chose do not fit, the view is their first
+// MaxBytes cut at a line end; a first line longer than the window shows its first MaxBytes on a UTF-8
+// boundary.
+func TestHeadWindowKeepsStart(t *testing.T) {
+	x300k := strings.Repeat("x", 300000)
+	eAcute := strings.Repeat("é", 100001) + "\n"
+	for _, tc := range []struct {
+		name       string
+		o          Options
+		in         []byte
+		text       string // "" : check only that it is lines 1..end of the input
+		end        int64
+		by         string
+		partial    bool
+		lineBytes  int64
+		lineOpen   bool
+		totalLines int64
+	}{
+		{"seq | head -n 20000", Options{Head: 20000}, seq(1, 100000), "", 10384, "bytes", false, 0, false, 100000},
+		{"head above the lines, too long", Options{Head: 200000}, seq(1, 100000), "", 10384, "bytes", false, 0, false, 100000},
+		{"cut exactly at a line end", Options{Head: 3, MaxBytes: 10}, []byte("aaaa\nbbbb\ncccc\n"), "aaaa\nbbbb\n", 2, "bytes", false, 0, false, 3},
+		{"cut before a line end", Options{Head: 3, MaxBytes: 9}, []byte("aaaa\nbbbb\ncccc\n"), "aaaa\n", 1, "bytes", false, 0, false, 3},
+		{"fits", Options{Head: 3, MaxBytes: 15}, []byte("aaaa\nbbbb\ncccc\nd\n"), "aaaa\nbbbb\ncccc\n", 3, "lines", false, 0, false, 4},
+		{"long first line", Options{Head: 2}, []byte(x300k + "\nsecond\n"), x300k[:DefaultMaxBytes], 1, "bytes", true, 300001, false, 2},
+		{"long first line, unterminated", Options{Head: 2}, []byte(x300k), x300k[:DefaultMaxBytes], 1, "bytes", true, 300000, true, 1},
+		{"é never split", Options{Head: 1}, []byte(eAcute), strings.Repeat("é", 25600), 1, "bytes", true, 200003, false, 1},
+		{"é never split, odd window", Options{Head: 1, MaxBytes: 1001}, []byte(eAcute), strings.Repeat("é", 500), 1, "bytes", true, 200003, false, 1},
+		{"a CR rewrites the start", Options{Head: 1, MaxBytes: 8}, []byte("0123456789\rabc\n"), "abc\n", 1, "", false, 0, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Tail = -1
+			s := checkSink(t, tc.o, tc.in, 12).sum
+			want := tc.text
+			if want == "" && tc.by != "" {
+				want = string(seq(1, int(tc.end)))
+			}
+			if s.Text != want || s.ShownStart != 1 || s.ShownEnd != tc.end || s.TruncatedBy != tc.by ||
+				s.PartialLine != tc.partial || s.LineBytes != tc.lineBytes || s.LineOpen != tc.lineOpen ||
+				s.TotalLines != tc.totalLines {
+				t.Fatalf("got %q lines %d-%d of %d by %q partial %v line %d open %v", trunc(s.Text), s.ShownStart,
+					s.ShownEnd, s.TotalLines, s.TruncatedBy, s.PartialLine, s.LineBytes, s.LineOpen)
+			}
+			if !utf8.ValidString(s.Text) || int64(len(s.Text)) > int64(max(tc.o.MaxBytes, 0)) && tc.o.MaxBytes > 0 {
+				t.Fatalf("text %d bytes, invalid or over the window", len(s.Text))
+			}
+		})
+	}
+}
+
+// A tail window cut inside its last line says which line and how long it is (SPEC §3.9's in-line
+// notice is built from these).
+func TestTailWindowPartialLine(t *testing.T) {
+	y := strings.Repeat("y", 200000)
+	for _, tc := range []struct {
+		name       string
+		o          Options
+		in         string
+		line       int64
+		lineBytes  int64
+		lineOpen   bool
+		totalLines int64
+	}{
+		{"print(y*200000)", Options{Head: -1, Tail: -1}, y + "\n", 1, 200001, false, 1},
+		{"unterminated", Options{Head: -1, Tail: -1}, y, 1, 200000, true, 1},
+		{"after other lines", Options{Head: -1, Tail: -1}, string(seq(1, 10)) + y + "\n", 11, 200001, false, 11},
+		{"the last line of a head and tail", Options{Head: 2, Tail: 1}, "a\n" + y + "\nb\nc", 2, 200001, false, 4},
+		{"a tail of one", Options{Head: -1, Tail: 1}, "a\n" + y, 2, 200000, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := checkSink(t, tc.o, []byte(tc.in), 13).sum
+			if !s.PartialLine || s.ShownStart != tc.line || s.ShownEnd != tc.line || s.LineBytes != tc.lineBytes ||
+				s.LineOpen != tc.lineOpen || s.TotalLines != tc.totalLines || s.TruncatedBy != "bytes" ||
+				!strings.HasPrefix(y, strings.TrimSuffix(s.Text, "\n")) || s.OutputBytes != DefaultMaxBytes {
+				t.Fatalf("%q line %d-%d of %d, %d bytes, open %v, shown %d", trunc(s.Text), s.ShownStart, s.ShownEnd,
+					s.TotalLines, s.LineBytes, s.LineOpen, s.OutputBytes)
+			}
+		})
 	}
 }
 
@@ -219,10 +325,20 @@ func TestBinary(t *testing.T) {
 			}
 		})
 	}
-	// A binary stream with a head limit stops like any head: the view is a placeholder anyway.
-	s := New(Options{Head: 5, Tail: -1})
-	if _, err := s.Write(make([]byte, 100)); !errors.Is(err, ErrHeadLimit) {
+	// A binary stream with a head limit meets it at once (the view is a placeholder anyway) and is
+	// read on like any head.
+	s := New(Options{Head: 5, Tail: -1, readOn: 150})
+	if _, err := s.Write(make([]byte, 100)); err != nil || !s.LimitMet() {
 		t.Fatal(err)
+	}
+	if n, err := s.Write(make([]byte, 100)); n != 100 || err != nil {
+		t.Fatal(n, err)
+	}
+	if n, err := s.Write(make([]byte, 100)); n != 50 || !errors.Is(err, ErrHeadLimit) {
+		t.Fatal(n, err)
+	}
+	if sum := s.Close(); sum.Text != "[binary output: 250 bytes]" || !sum.Stopped {
+		t.Fatalf("%+v", sum)
 	}
 }
 
@@ -407,6 +523,9 @@ func TestRandomStreams(t *testing.T) {
 		o := Options{MaxBytes: []int{0, 100, 4096, 70000}[rng.IntN(4)], Head: rng.IntN(40) - 20, Tail: rng.IntN(40) - 20}
 		if rng.IntN(4) == 0 {
 			o.ArtifactMaxBytes = int64(rng.IntN(200000)) + 1
+		}
+		if rng.IntN(3) == 0 {
+			o.readOn = int64(rng.IntN(100000)) + 1
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) { checkSink(t, o, []byte(b.String()), uint64(i)) })
 	}

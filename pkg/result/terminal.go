@@ -1,0 +1,170 @@
+package result
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// TerminalOptions shapes the text format on a terminal (SPEC §3.10).
+type TerminalOptions struct {
+	// Preview > 0 shows only the last Preview lines of the output, after a line saying how many were hidden.
+	Preview int
+	// Roll redraws the preview in place while the command runs (cursor movement: not for TERM=dumb).
+	Roll bool
+	// Color paints the status lines; never when NO_COLOR is set.
+	Color bool
+	// Cols and Rows are the terminal's size in characters, 0 when unknown; the rolling preview keeps its
+	// lines within them.
+	Cols, Rows int
+}
+
+// Terminal is the text format for a person at a terminal: the output live as it arrives (through a queue,
+// so a slow terminal never slows the command; each line clamped at LiveLineMax characters), or with
+// --preview the last N lines rolling in place, then a footer: the status and notice lines of SPEC §3.9 and
+// a summary line naming what happened, with the duration, the timeout and the warnings.
+type Terminal struct {
+	w     io.Writer
+	opt   TerminalOptions
+	async *AsyncWriter
+	clamp *LineClamp
+	roll  *Roller
+}
+
+// NewTerminal returns a Terminal writing to w, which must be a terminal.
+func NewTerminal(w io.Writer, opt TerminalOptions) *Terminal { return &Terminal{w: w, opt: opt} }
+
+// liveQueueBytes bounds the live view's queue.
+const liveQueueBytes = 1 << 20
+
+// Live returns the writer for the live view (the pipeline's Options.Live): sanitized output as it
+// arrives. Without it the output is printed once, by Finish. Write never blocks on the terminal.
+func (t *Terminal) Live() io.Writer {
+	switch {
+	case t.opt.Preview > 0 && t.opt.Roll:
+		if t.roll == nil {
+			t.roll = NewRoller(t.w, RollOptions{Lines: t.opt.Preview, Cols: t.opt.Cols, Rows: t.opt.Rows, Color: t.opt.Color})
+		}
+		return t.roll
+	case t.opt.Preview > 0:
+		return nil // the preview is printed at the end
+	}
+	if t.clamp == nil {
+		t.async = NewAsyncWriter(t.w, liveQueueBytes)
+		t.clamp = NewLineClamp(t.async, LiveLineMax)
+	}
+	return t.clamp
+}
+
+// Finish ends the live view and writes the rest of r: the output unless it was streamed, the status and
+// notice lines, the summary line (`exit 3 · 1.2s · timeout 300s`) and one line per warning.
+func (t *Terminal) Finish(r Result) error {
+	endedLine, erased := false, false
+	if t.clamp != nil {
+		endedLine = t.clamp.Flush()
+		t.async.Close()
+	}
+	if t.roll != nil {
+		erased = t.roll.Close()
+	}
+	var b strings.Builder
+	if r.Details.Cancelled && r.CancelSignal == "SIGINT" && !endedLine && !erased {
+		// The terminal echoed ^C where the cursor was; the cancel line starts on a line of its own.
+		b.WriteString("\n")
+	}
+	paint := func(code, s string) string {
+		if !t.opt.Color {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	if t.clamp != nil && r.Streamed {
+		if first, _, ok := strings.Cut(r.Output, "\n"); ok && (r.Details.TimedOut || r.Details.Cancelled) {
+			b.WriteString(paint("1;31", first) + "\n")
+		}
+	} else {
+		out := r.Output
+		if t.opt.Preview > 0 {
+			cp := r
+			cp.Footer = nil
+			out = previewed(cp, t.opt.Preview)
+		}
+		clamp := NewLineClamp(&b, LiveLineMax)
+		_, _ = clamp.Write([]byte(out))
+		clamp.Flush()
+	}
+	for _, f := range r.Footer {
+		color := "33"
+		if strings.HasPrefix(f, "Command") {
+			color = "1;31"
+		}
+		b.WriteString("\n" + paint(color, f) + "\n")
+	}
+	status := paint("32", StatusWords(r))
+	if r.IsError {
+		status = paint("1;31", StatusWords(r))
+	}
+	meta := (time.Duration(r.Details.DurationMs) * time.Millisecond).String()
+	if !r.Details.TimedOut {
+		meta += " · timeout " + FormatSeconds(r.Details.TimeoutSeconds) + "s"
+	}
+	if r.Details.ArtifactID != "" {
+		meta += " · artifact://" + r.Details.ArtifactID
+	}
+	b.WriteString(status + paint("2", " · "+meta) + "\n")
+	for _, warn := range r.Details.Warnings {
+		b.WriteString(paint("33", "warning: "+oneLine(warn)) + "\n")
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+// StatusWords names what happened, for the summary line of the terminal footer: `exit 3`,
+// `timed out after 5s`, `cancelled (SIGINT)`, `killed by SIGKILL`, `blocked`, `not run`,
+// `no exit status`. A timeout or a cancel is never named by the signal agentbash sent (SPEC §3.10).
+func StatusWords(r Result) string {
+	d := r.Details
+	switch {
+	case d.TimedOut:
+		return "timed out after " + FormatSeconds(d.TimeoutSeconds) + "s"
+	case d.Cancelled && r.CancelSignal != "":
+		return "cancelled (" + r.CancelSignal + ")"
+	case d.Cancelled:
+		return "cancelled"
+	case d.Status == StatusBlocked:
+		return "blocked"
+	case d.Status == StatusError:
+		return "not run"
+	case d.Status == StatusSignaled:
+		return "killed by " + d.Signal
+	case d.ExitCode != nil:
+		return fmt.Sprintf("exit %d", *d.ExitCode)
+	}
+	return "no exit status"
+}
+
+// WarningPrefix starts each warning line on stderr.
+const WarningPrefix = "agentbash: warning: "
+
+// WriteWarnings writes each warning on a line of its own, `agentbash: warning: …`, with any control
+// characters in it (a newline from an error text) turned into spaces, so one warning is one line.
+func WriteWarnings(w io.Writer, warnings []string) error {
+	var b strings.Builder
+	for _, warn := range warnings {
+		b.WriteString(WarningPrefix + oneLine(warn) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// oneLine turns the control characters of s into spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
