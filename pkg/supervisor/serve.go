@@ -107,6 +107,7 @@ func serve(conn *net.UnixConn) error {
 		Timeout:   spec.Timeout,
 		KillGrace: spec.KillGrace,
 		Output:    out.sink,
+		LimitMet:  out.sink.LimitMet,
 	})
 	summary := out.close()
 	if async != nil {
