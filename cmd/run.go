@@ -96,14 +96,21 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		}
 	}
 
-	cfg, cfgErr := loadConfig(c)
+	cfg, cfgWarnings, cfgErr := loadConfigWarn(c)
 	if _, ok := errors.AsType[usageError](cfgErr); ok {
 		return cfgErr
 	}
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
 		r := pipeline.Failed(command, f.cwd, cfgErr)
-		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
+		r.Details.Warnings = cfgWarnings
+		text := textFormat(formatWithoutConfig(c), ios)
+		if !(text && ios.OutIsTerminal) {
+			for _, w := range cfgWarnings {
+				fmt.Fprintln(ios.Err, "agentbash: warning:", w)
+			}
+		}
+		printResult(ios, r, text, nil, 0)
 		return exitError{code: r.Exit}
 	}
 	text := textFormat(cfg.Format, ios)
@@ -128,6 +135,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if !(text && ios.OutIsTerminal) { // the terminal footer shows warnings already
 		o.Warn = func(w string) { fmt.Fprintln(ios.Err, "agentbash: warning:", w) }
+	}
+	o.Warnings = cfgWarnings // in details.warnings; on stderr like a broken rule's
+	for _, w := range cfgWarnings {
+		if o.Warn != nil {
+			o.Warn(w)
+		}
 	}
 	var clamp *result.LineClamp
 	var async *result.AsyncWriter
