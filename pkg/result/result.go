@@ -92,6 +92,7 @@ type Details struct {
 	Head              *int            `json:"head,omitempty"`
 	Tail              *int            `json:"tail,omitempty"`
 	ArtifactID        string          `json:"artifactId,omitempty"`
+	ArtifactPath      string          `json:"artifactPath,omitempty"` // absolute; set whenever ArtifactID is (SPEC §3.6)
 	ProducerStatus    *ProducerStatus `json:"producerStatus,omitempty"`
 	Meta              *Meta           `json:"meta,omitempty"`
 	Blocked           *Blocked        `json:"blocked,omitempty"`
@@ -154,6 +155,7 @@ type Input struct {
 	Err               error // could not run
 	Outcome           *run.Outcome
 	Summary           *sink.Summary
+	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 	CancelSignal      int // the signal that cancelled agentbash, for the exit status
 	Duration          time.Duration
 	Warnings          []string
@@ -217,6 +219,9 @@ func fromOutcome(in Input, d *Details) Result {
 	d.Warnings = append(d.Warnings, o.Warnings...)
 	d.Warnings = append(d.Warnings, s.Warnings...)
 	d.ArtifactID = s.ArtifactID
+	if s.ArtifactID != "" {
+		d.ArtifactPath = in.ArtifactPath
+	}
 	if o.ExitCode >= 0 {
 		d.ExitCode = new(o.ExitCode)
 	}
