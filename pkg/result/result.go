@@ -155,10 +155,10 @@ type Input struct {
 	Err               error // could not run
 	Outcome           *run.Outcome
 	Summary           *sink.Summary
-	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 	CancelSignal      int // the signal that cancelled agentbash, for the exit status
 	Duration          time.Duration
 	Warnings          []string
+	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 }
 
 // Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
