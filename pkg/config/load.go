@@ -40,8 +40,8 @@ type Source struct {
 // error for the CLI; the others are config errors.
 type ValueError struct {
 	Source Source
-	Key    string // the dotted key ("artifacts.maxBytes"); inside a list, with the item: "interceptor.rules[1].tool"
-	Msg    string // what was wrong, in words
+	Key    string // the dotted key ("artifacts.maxBytes"); from a file, down to the item: "interceptor.rules[1].tool"
+	Msg    string // what was wrong, in words; from a variable or flag, led by the item: "[1].tool: want a string, got 5"
 }
 
 func (e *ValueError) Error() string {
@@ -52,20 +52,11 @@ func (e *ValueError) Error() string {
 		}
 		return e.Source.Name + ": " + e.Key + ": " + e.Msg
 	case FromEnv:
-		return e.Source.Name + ": " + e.inner()
+		return e.Source.Name + ": " + e.Msg
 	case FromFlag:
-		return "--" + e.Source.Name + ": " + e.inner()
+		return "--" + e.Source.Name + ": " + e.Msg
 	}
 	return e.Key + ": " + e.Msg
-}
-
-// inner is the message with the part of the key below the variable's or flag's own key, if any:
-// "[1].tool: want a string, got 5" for AGENTBASH_INTERCEPTOR_RULES.
-func (e *ValueError) inner() string {
-	if i := strings.IndexByte(e.Key, '['); i >= 0 {
-		return e.Key[i:] + ": " + e.Msg
-	}
-	return e.Msg
 }
 
 // EnvPrefix starts the environment variable of every key (SPEC §2).
@@ -224,14 +215,14 @@ func Load(f *File, environ []string, flags []Flag) (cfg Config, warnings []strin
 	slices.Sort(vars)
 	for _, name := range vars {
 		key := known[name]
-		l.source = Source{FromEnv, name}
+		l.source, l.key = Source{FromEnv, name}, key
 		fv, _ := field(root, key)
 		l.decodeString(fv, values[name], key)
 	}
 	l.validate()
 
 	for _, fl := range flags {
-		l.source = Source{FromFlag, fl.Name}
+		l.source, l.key = Source{FromFlag, fl.Name}, fl.Key
 		fv, ok := field(root, fl.Key)
 		if !ok {
 			return Config{}, warnings, fmt.Errorf("flag --%s: unknown key %q", fl.Name, fl.Key) // a programming error
@@ -302,12 +293,20 @@ type loader struct {
 	cfg    Config
 	from   map[string]Source // key → the source that set it last
 	source Source            // the source being decoded
+	key    string            // the key a variable or flag sets
 	errs   []error
 	failed bool // a value of some source did not decode: range checks would only repeat it
 }
 
+// bad records a bad value at path (a key, or a place inside one). A variable or flag names one key, so
+// the place inside it leads the message there.
 func (l *loader) bad(path, format string, a ...any) {
-	l.errs = append(l.errs, &ValueError{Source: l.source, Key: path, Msg: fmt.Sprintf(format, a...)})
+	e := &ValueError{Source: l.source, Key: path, Msg: fmt.Sprintf(format, a...)}
+	if l.source.Kind != FromFile && path != l.key {
+		e.Key = l.key
+		e.Msg = strings.TrimPrefix(strings.TrimPrefix(path, l.key), ".") + ": " + e.Msg
+	}
+	l.errs = append(l.errs, e)
 	l.failed = true
 }
 

@@ -243,6 +243,20 @@ func TestUnknownFileKeys(t *testing.T) {
 	}
 }
 
+// TestBadValueInsideVariable: a bad item inside a variable's value leads the message with where it is.
+func TestBadValueInsideVariable(t *testing.T) {
+	for env, want := range map[string]string{
+		`AGENTBASH_SHELL_ENV={"A": [1]}`:                "AGENTBASH_SHELL_ENV: A: want a string, got a list",
+		`AGENTBASH_INTERCEPTOR_RULES=[{"tool": 5}]`:     "AGENTBASH_INTERCEPTOR_RULES: [0].tool: want a string, got 5",
+		`AGENTBASH_INTERCEPTOR_RULES=[{"patern": "x"}]`: "AGENTBASH_INTERCEPTOR_RULES: [0].patern: no such field; did you mean pattern?",
+		`AGENTBASH_INTERCEPTOR_RULES={"pattern": "x"}`:  `AGENTBASH_INTERCEPTOR_RULES: want a JSON array of rules (pattern, flags, tool, message), got "{\"pattern\": \"x\"}"`,
+	} {
+		if _, _, err := Load(nil, []string{env}, nil); err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %q", env, err, want)
+		}
+	}
+}
+
 // TestSeveralBadValues: every bad value is reported, one per line, not only the first.
 func TestSeveralBadValues(t *testing.T) {
 	f := writeFile(t, "timeout: x\nkillGrace: y\n")
