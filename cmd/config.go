@@ -4,11 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/agentbash/agentbash/pkg/config"
 )
@@ -28,62 +27,92 @@ var flagKeys = map[string]string{
 	"non-zero-exit":      "result.nonZeroExit",
 }
 
-// loadConfig resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
-// (SPEC §2, §4). An unreadable file, an unknown key or a wrong type is a configError naming the key.
+// loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for
+// the commands that print no result.
 func loadConfig(c *cobra.Command) (config.Config, error) {
-	v := viper.New()
-	for k, val := range config.Defaults() {
-		v.SetDefault(k, val) // every key, or Unmarshal misses env-only values (viper #761)
+	cfg, warnings, err := loadConfigWarn(c)
+	for _, w := range warnings {
+		fmt.Fprintln(c.ErrOrStderr(), "agentbash: warning:", w)
 	}
-	v.SetEnvPrefix("AGENTBASH")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	var bindErr error
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if key, ok := flagKeys[f.Name]; ok && bindErr == nil {
-			bindErr = v.BindPFlag(key, f)
-		}
-	})
-	if bindErr != nil {
-		return config.Config{}, bindErr
-	}
+	return cfg, err
+}
 
+// loadConfigWarn resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
+// (SPEC §2, §4). A bad value given by a flag is a usageError; an unreadable file or a bad value in the file
+// or the environment is a configError; each names where the value came from. The warnings name the
+// AGENTBASH_* variables that are no key.
+func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 	var file *config.File
-	path, explicit := configPath(c)
-	if path != "" {
+	if path, explicit := configPath(c); path != "" {
 		f, err := config.ReadFile(path)
 		switch {
 		case err == nil:
 			file = f
-			if err := v.MergeConfigMap(f.Raw); err != nil {
-				return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
-			}
 		case !explicit && errors.Is(err, os.ErrNotExist):
-			path = ""
+		case errors.Is(err, os.ErrNotExist):
+			return config.Config{}, nil, configError{fmt.Errorf("%s: no such file", path)}
 		default:
-			return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+			if _, ok := errors.AsType[*config.ValueError](err); ok {
+				return config.Config{}, nil, configError{err}
+			}
+			return config.Config{}, nil, configError{fmt.Errorf("%s: %w", path, err)}
 		}
 	}
-
-	cfg := config.Default()
-	if err := v.UnmarshalExact(&cfg, config.Decoder); err != nil {
-		return config.Config{}, configError{fmt.Errorf("%s%s", where(path), config.Explain(err))}
-	}
-	config.RestoreEnvCase(&cfg, file)
-	if err := cfg.Validate(); err != nil {
-		if ke, ok := errors.AsType[*config.KeyError](err); ok && flagChanged(c, ke.Key) {
-			return config.Config{}, usageError{err: fmt.Errorf("--%s: %s", flagOf(ke.Key), ke.Msg), cmd: c.CommandPath()}
+	var flags []config.Flag
+	c.Flags().Visit(func(f *pflag.Flag) { // the flags given, in name order
+		key, ok := flagKeys[f.Name]
+		if !ok {
+			return
 		}
-		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
+		var v any = f.Value.String()
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			v = sv.GetSlice()
+		}
+		flags = append(flags, config.Flag{Name: f.Name, Key: key, Value: v})
+	})
+	cfg, warnings, err := config.Load(file, os.Environ(), flags)
+	if err != nil {
+		if onlyFlags(err) {
+			return config.Config{}, warnings, usageError{err: err, cmd: c.CommandPath()}
+		}
+		return config.Config{}, warnings, configError{err}
 	}
-	return cfg, nil
+	return cfg, warnings, nil
 }
 
-func where(path string) string {
-	if path == "" {
-		return ""
+// onlyFlags reports whether every bad value in err came from a flag.
+func onlyFlags(err error) bool {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
 	}
-	return path + ": "
+	for _, e := range errs {
+		if ve, ok := errors.AsType[*config.ValueError](e); !ok || ve.Source.Kind != config.FromFlag {
+			return false
+		}
+	}
+	return true
+}
+
+// flagError rewords a flag value pflag could not parse, naming the flag and saying in words what it takes:
+// `--timeout: want a number of seconds, got "abc"` instead of strconv's text.
+func flagError(err error) error {
+	ive, ok := errors.AsType[*pflag.InvalidValueError](err)
+	if !ok {
+		return err
+	}
+	f := ive.GetFlag()
+	want := ""
+	if key, ok := flagKeys[f.Name]; ok {
+		want = config.Expected(key)
+	} else if _, ok := errors.AsType[*strconv.NumError](err); ok {
+		want = map[string]string{"bool": "true or false", "int": "a whole number", "int64": "a whole number",
+			"float64": "a number"}[f.Value.Type()]
+	}
+	if want == "" {
+		return fmt.Errorf("--%s: %w", f.Name, errors.Unwrap(ive))
+	}
+	return fmt.Errorf("--%s: want %s, got %q", f.Name, want, ive.GetValue())
 }
 
 // configPath is --config, else AGENTBASH_CONFIG (explicit: it must exist), else the default file, which
@@ -96,20 +125,4 @@ func configPath(c *cobra.Command) (path string, explicit bool) {
 		return config.ExpandHome(p), true
 	}
 	return config.DefaultFile(), false
-}
-
-// flagChanged reports whether a flag bound to key was given.
-func flagChanged(c *cobra.Command, key string) bool {
-	f := c.Flags().Lookup(flagOf(key))
-	return f != nil && f.Changed
-}
-
-// flagOf is the flag bound to key, or "".
-func flagOf(key string) string {
-	for flag, k := range flagKeys {
-		if k == key {
-			return flag
-		}
-	}
-	return ""
 }

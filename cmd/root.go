@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -71,7 +72,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
 	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios))
 	registerCompletions(root)
 	return root
@@ -104,7 +105,9 @@ func (e usageError) Unwrap() error { return e.err }
 // configError is a broken configuration: exit 125 (SPEC §4).
 type configError struct{ err error }
 
-func (e configError) Error() string { return "config: " + e.err.Error() }
+func (e configError) Error() string {
+	return "config: " + strings.ReplaceAll(e.err.Error(), "\n", "\nconfig: ") // one line per bad setting
+}
 func (e configError) Unwrap() error { return e.err }
 
 func exitStatus(err error, stderr io.Writer) int {

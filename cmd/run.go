@@ -93,14 +93,19 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		}
 	}
 
-	cfg, cfgErr := loadConfig(c)
+	cfg, cfgWarnings, cfgErr := loadConfigWarn(c)
 	if _, ok := errors.AsType[usageError](cfgErr); ok {
 		return cfgErr
 	}
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
 		r := pipeline.Failed(command, f.cwd, cfgErr)
-		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, f.preview)
+		r.Details.Warnings = cfgWarnings
+		text := textFormat(formatWithoutConfig(c), ios)
+		if !text {
+			_ = result.WriteWarnings(ios.Err, cfgWarnings) // text mode prints every warning itself
+		}
+		printResult(ios, r, text, nil, f.preview)
 		return exitError{code: r.Exit}
 	}
 	text := textFormat(cfg.Format, ios)
@@ -126,6 +131,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if !text {
 		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
 		o.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+	}
+	o.Warnings = cfgWarnings // in details.warnings; on stderr like a broken rule's
+	for _, w := range cfgWarnings {
+		if o.Warn != nil {
+			o.Warn(w)
+		}
 	}
 	var term *result.Terminal
 	if text && ios.OutIsTerminal {

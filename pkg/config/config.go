@@ -1,6 +1,7 @@
 // Package config holds agentbash's configuration (SPEC §4): its keys, their built-in defaults, and the
-// checks that turn a bad value into an error naming the key. Reading files, the environment and flags
-// is the CLI's job (cmd/config.go, with viper).
+// loader that layers a YAML file, AGENTBASH_* variables and flag values over the defaults, turning a bad
+// value into an error that names where it came from. Finding the file and the flags is the CLI's job
+// (cmd/config.go).
 package config
 
 import (
@@ -18,7 +19,8 @@ import (
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Config is every key of SPEC §4. Field tags are the keys, camelCase.
+// Config is every key of SPEC §4. The mapstructure tags are the keys, camelCase; a new field is a new key
+// (with its AGENTBASH_* variable) for the loader.
 type Config struct {
 	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (SPEC §3.5).
 	Timeout float64 `mapstructure:"timeout"`

@@ -231,6 +231,9 @@ func Run(ctx context.Context, o Options) result.Result {
 	}
 	in.Outcome = &outcome
 	in.Summary = &summary
+	if summary.ArtifactID != "" {
+		in.ArtifactPath, _ = store.Path(summary.ArtifactID) // absolute: dir is (§3.6)
+	}
 	in.Duration = outcome.Duration
 	if outcome.Cancelled {
 		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
