@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -360,5 +362,33 @@ func TestReadTrace(t *testing.T) {
 		filepath.Join(dir, "found.sh"), "/home/u/nowhere.sh"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A background job the rc starts inherits the trace descriptor; the snapshot does not wait for it.
+func TestSnapshotBackgroundJobDoesNotHold(t *testing.T) {
+	o := options(t, "sleep 30 &\necho $! > \"${BASH_SOURCE%/*}/bg.pid\"\nalias bg1='echo bg1'\n")
+	defer func() {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(o.RCFile), "bg.pid")); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}()
+	done := make(chan string, 1)
+	go func() {
+		path, warn := Ensure(context.Background(), o)
+		if warn != "" {
+			t.Errorf("warning %q", warn)
+		}
+		done <- path
+	}()
+	select {
+	case path := <-done:
+		if got := runWith(t, path, "bg1"); got != "bg1\n" {
+			t.Errorf("got %q", got)
+		}
+	case <-time.After(15 * time.Second): // a guard against hanging for the job's 30 s, not a timing check
+		t.Fatal("Ensure waited for the rc's background job")
 	}
 }
