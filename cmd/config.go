@@ -21,6 +21,7 @@ var flagKeys = map[string]string{
 	"kill-grace":         "killGrace",
 	"shell":              "shell.path",
 	"prefix":             "shell.prefix",
+	"wrapper":            "shell.wrapper",
 	"artifact-dir":       "artifacts.dir",
 	"artifact-max-bytes": "artifacts.maxBytes",
 	"intercept":          "interceptor.enabled",

@@ -65,7 +65,8 @@ func Decoder(dc *mapstructure.DecoderConfig) {
 }
 
 // ParseEnvString decodes string values — what environment variables hold — into the type of their key:
-// numbers and booleans with strconv; lists (interceptor.tools) split on commas and blanks; shell.env from
+// numbers and booleans with strconv; an [Argv] (shell.wrapper) split like shell words ([SplitWords]); other
+// lists (interceptor.tools) split on commas and blanks; shell.env from
 // a JSON object or KEY=VALUE pairs separated by commas or newlines; interceptor.rules from a JSON array.
 // It converts nothing but strings, so a wrong type in a file stays an error naming the key.
 func ParseEnvString(from, to reflect.Type, data any) (any, error) {
@@ -82,6 +83,9 @@ func ParseEnvString(from, to reflect.Type, data any) (any, error) {
 	case reflect.Float64:
 		return strconv.ParseFloat(trimmed, 64)
 	case reflect.Slice:
+		if to == reflect.TypeFor[Argv]() {
+			return SplitWords(s)
+		}
 		if to.Elem().Kind() == reflect.String {
 			return strings.FieldsFunc(trimmed, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), nil
 		}
