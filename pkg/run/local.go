@@ -172,9 +172,9 @@ var MaxArgBytes = 32*os.Getpagesize() - 1
 // argv[0]), no BASH_SOURCE, no positional parameters, the same $LINENO and `bash: line N:` in error
 // messages, aliases it defines work on its later lines, `exit N` ends the shell with N. What differs,
 // because no argument can be that long: a syntax error says `bash: eval: line N:` instead of
-// `bash: -c: line N:`; $_ on the first line is $0 (`: "$0"`; after a snapshot a short command sees
-// `BASH_ENV` there); the shell's own command line (ps) shows the loader, not the command; and bash does
-// not replace itself with the command's last program.
+// `bash: -c: line N:`; before the command's first command ends, $_ is $0 (`: "$0"`; after a snapshot a
+// short command sees `BASH_ENV` there) and PIPESTATUS is already set; the shell's own command line (ps)
+// shows the loader, not the command; and bash does not replace itself with the command's last program.
 //
 // Other shells (sh, dash, zsh) get a POSIX loader that reads the command with cat (from PATH) and runs it
 // with eval (the same $0 and positional parameters); the shell keeps a close-on-exec copy of descriptor 3
