@@ -9,33 +9,35 @@ import (
 	"unsafe"
 )
 
-// set overwrites the argument area [arg_start, arg_end) that the kernel reads /proc/self/cmdline from:
-// the title, a NUL, NULs up to the end, and a non-NUL last byte. A last byte that is not NUL tells the
-// kernel the area was rewritten (the setproctitle convention): it then returns the area up to the first
-// NUL, so readers see exactly the title, with no trailing empty arguments.
+// set overwrites the argument area [arg_start, arg_end) that the kernel reads /proc/self/cmdline from
+// with title (NUL-separated arguments), then NUL bytes to the end. The area is found through os.Args,
+// whose strings point into it (os.Args[0] may have been replaced by a part of itself, as testscript
+// does); every one of them must lie inside it.
 func set(title string) error {
-	if len(os.Args) == 0 || os.Args[0] == "" {
-		return errors.New("proctitle: no program name in os.Args")
-	}
 	start, end, err := argArea()
 	if err != nil {
 		return err
 	}
-	base := unsafe.StringData(os.Args[0])
-	if uintptr(unsafe.Pointer(base)) != start || end <= start {
-		return fmt.Errorf("proctitle: os.Args[0] is not at the start of the argument area (%#x, kernel says %#x-%#x)",
-			uintptr(unsafe.Pointer(base)), start, end)
+	var base *byte
+	for _, a := range os.Args {
+		if a == "" {
+			continue
+		}
+		p := uintptr(unsafe.Pointer(unsafe.StringData(a)))
+		if p < start || p+uintptr(len(a)) > end {
+			return fmt.Errorf("proctitle: os.Args does not point into the argument area %#x-%#x", start, end)
+		}
+		if base == nil {
+			base = (*byte)(unsafe.Add(unsafe.Pointer(unsafe.StringData(a)), -int(p-start)))
+		}
+	}
+	if base == nil {
+		return errors.New("proctitle: os.Args is empty")
 	}
 	os.Args = Clone(os.Args)
 	area := unsafe.Slice(base, end-start)
-	n := copy(area, title)
-	if n == len(area) {
-		n-- // keep a terminating NUL
-	}
+	n := copy(area[:len(area)-1], title) // the last byte stays NUL: the kernel then reads the area as it is
 	clear(area[n:])
-	if n+1 < len(area) {
-		area[len(area)-1] = ' '
-	}
 	return nil
 }
 

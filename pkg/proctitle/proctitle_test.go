@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,10 +13,18 @@ import (
 
 // helperEnv makes the test binary act as a program whose command line is rewritten (see TestMain): the
 // testing package's own flags point into the argument memory, so the rewrite runs in a child process.
-const helperEnv = "PROCTITLE_TEST_HELPER"
+// Its value is the title, words separated by spaces; baseEnv makes it first replace os.Args[0] by its
+// base name, a part of itself, as testscript does.
+const (
+	helperEnv = "PROCTITLE_TEST_HELPER"
+	baseEnv   = "PROCTITLE_TEST_BASE"
+)
 
 func TestMain(m *testing.M) {
 	if title := os.Getenv(helperEnv); title != "" {
+		if os.Getenv(baseEnv) != "" {
+			os.Args[0] = filepath.Base(os.Args[0])
+		}
 		before := strings.Join(os.Args, "\x00")
 		err := Set(strings.Fields(title)...)
 		cmdline, _ := os.ReadFile("/proc/self/cmdline")
@@ -30,37 +39,38 @@ func TestSetRewritesProcCmdline(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
 	}
+	long := "prog " + strings.Repeat("x", 1000)
 	for _, tc := range []struct {
-		name  string
-		args  []string
-		title string
-		want  string
+		name, title string
+		args        []string
+		base        bool
+		want        func(area int) string // the whole of /proc/self/cmdline, given the area's length
 	}{
-		{"shorter", []string{"run", "pkill -f secretword", "--cwd", "/tmp/secretword"}, "prog run", "prog run\x00"},
-		{"cut to the original length", []string{"r"}, "prog " + strings.Repeat("x", 1000), ""},
+		{"shorter", "prog run", []string{"run", "pkill -f secretword", "--cwd", "/tmp/secretword"}, false,
+			func(area int) string { return "prog\x00run" + strings.Repeat("\x00", area-len("prog\x00run")) }},
+		{"os.Args[0] is a part of itself", "prog run", []string{"run", "secretword"}, true,
+			func(area int) string { return "prog\x00run" + strings.Repeat("\x00", area-len("prog\x00run")) }},
+		{"cut to the original length", long, []string{"r"}, false,
+			func(area int) string { return strings.ReplaceAll(long, " ", "\x00")[:area-1] + "\x00" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, tc.args...)...)
+			argv := append([]string{os.Args[0], "-test.run=^$"}, tc.args...)
+			area := len(strings.Join(argv, "\x00")) + 1
+			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Env = append(os.Environ(), helperEnv+"="+tc.title)
+			if tc.base {
+				cmd.Env = append(cmd.Env, baseEnv+"=1")
+			}
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			if !bytes.Contains(out, []byte("err=<nil>\nargs-kept=true\n")) {
-				t.Fatalf("got %s", out)
+			want := fmt.Sprintf("err=<nil>\nargs-kept=true\ncmdline=%q\n", tc.want(area))
+			if string(out) != want {
+				t.Errorf("got\n%s\nwant\n%s", out, want)
 			}
 			if bytes.Contains(out, []byte("secretword")) {
-				t.Errorf("the original arguments still show: %s", out)
-			}
-			if tc.want != "" && !bytes.Contains(out, []byte(fmt.Sprintf("cmdline=%q", tc.want))) {
-				t.Errorf("got %s, want cmdline=%q", out, tc.want)
-			}
-			if tc.want == "" {
-				// Cut: the area held the binary path, -test.run=^$ and r; the title fills it, ending in a NUL.
-				area := len(os.Args[0]) + len("-test.run=^$") + len("r") + 3
-				if !bytes.Contains(out, []byte(fmt.Sprintf("cmdline=%q", (tc.title)[:area-1]+"\x00"))) {
-					t.Errorf("got %s, want the title cut to %d bytes", out, area-1)
-				}
+				t.Errorf("the original arguments still show")
 			}
 		})
 	}
