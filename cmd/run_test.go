@@ -57,7 +57,7 @@ func TestArgvRunsWordsAsGiven(t *testing.T) {
 }
 
 // --wrapper is split like shell words when given: a malformed value is a usage error (exit 2); the same
-// from the environment is a config error (exit 125); ” turns a configured wrapper off.
+// from the environment is a config error (exit 125); an empty value turns a configured wrapper off.
 func TestWrapperFlagAndEnvironment(t *testing.T) {
 	dir := isolate(t)
 	text := func(args ...string) (string, int) {
