@@ -44,9 +44,11 @@ func newRunCmd(ios IO) *cobra.Command {
 clamp the timeout, run bash in its own session, keep a bounded tail of the output (the whole stream goes to
 an artifact), and print the result: JSON when stdout is not a terminal, text when it is.
 
-The command is one argument, which is script text run as written ('ls -la | head -5'); two or more
-arguments, which are an argv as timeout, env and nice take it: each is shell-quoted, so
--- rm 'my file' removes one file and -- echo '$HOME' prints $HOME; or a file (-f FILE, -f - for stdin).
+The command is one argument, script text run as written ('ls -la | head -5'); or two or more arguments,
+an argv as timeout, env and nice take one: each is shell-quoted, so -- rm 'my file' removes one file and
+-- echo '$HOME' prints $HOME (earlier versions joined them with plain spaces); or a file (-f FILE, -f -
+for stdin). --prefix is shell text before the command ('set -o pipefail;'); --wrapper is a program the
+shell runs under ('nice -n 10'), which covers the whole command.
 
 Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no shell, bad config);
 126 blocked by an interceptor rule; 128+N agentbash was cancelled by signal N; 2 usage error.`,
