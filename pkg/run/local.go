@@ -165,15 +165,16 @@ var MaxArgBytes = 32*os.Getpagesize() - 1
 // Loaders: the `-c` script that runs a long command from descriptor 3, which it closes before the
 // command runs, so the command sees only 0, 1 and 2 (SPEC §3.7). The loader is one line, so the command's
 // lines are numbered from 1; its words are \-quoted (no alias of the user's snapshot applies) and bash's
-// go through `builtin` (no function of the snapshot replaces them).
+// go through `builtin` (no function of the snapshot replaces them), but for `exec`, whose redirections
+// would be undone after `builtin` (the snapshot leaves out functions named exec).
 //
 // bash reads the command into BASH_EXECUTION_STRING, which under `bash -c COMMAND` holds COMMAND itself,
 // and runs it with eval. So the command behaves as the same text given to `-c`: the same $0 (the shell's
 // argv[0]), no BASH_SOURCE, no positional parameters, the same $LINENO and `bash: line N:` in error
 // messages, aliases it defines work on its later lines, `exit N` ends the shell with N. What differs,
 // because no argument can be that long: a syntax error says `bash: eval: line N:` instead of
-// `bash: -c: line N:`; before the command's first command ends, $_ is $0 (`: "$0"`; after a snapshot a
-// short command sees `BASH_ENV` there) and PIPESTATUS is already set; the shell's own command line (ps)
+// `bash: -c: line N:`; before the command's first command ends, $_ is $0 (`: "$0"`; a short command
+// sees what the snapshot's last line left there) and PIPESTATUS is already set; the shell's own command line (ps)
 // shows the loader, not the command; and bash does not replace itself with the command's last program.
 //
 // Other shells (sh, dash, zsh) get a POSIX loader that reads the command with cat (from PATH) and runs it
