@@ -20,6 +20,7 @@ var flagKeys = map[string]string{
 	"kill-grace":         "killGrace",
 	"shell":              "shell.path",
 	"prefix":             "shell.prefix",
+	"wrapper":            "shell.wrapper",
 	"artifact-dir":       "artifacts.dir",
 	"artifact-max-bytes": "artifacts.maxBytes",
 	"intercept":          "interceptor.enabled",
@@ -111,6 +112,11 @@ func flagError(err error) error {
 	}
 	if want == "" {
 		return fmt.Errorf("--%s: %w", f.Name, errors.Unwrap(ive))
+	}
+	if reason := errors.Unwrap(ive); reason != nil {
+		if _, isNum := errors.AsType[*strconv.NumError](err); !isNum {
+			return fmt.Errorf("--%s: want %s, got %q: %v", f.Name, want, ive.GetValue(), reason) // say why
+		}
 	}
 	return fmt.Errorf("--%s: want %s, got %q", f.Name, want, ive.GetValue())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbash/agentbash/pkg/proctitle"
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
@@ -42,8 +43,19 @@ func SystemIO() IO {
 	return ios
 }
 
-// Execute runs the CLI with args and calls exit with its status.
+// Execute runs the CLI with args (the process's own, os.Args[1:]) and calls exit with its status.
+//
+// First it hides agentbash's arguments from its command line (/proc/PID/cmdline, what ps and pgrep -f
+// read), which then shows only the program and the subcommand (`agentbash run`): a command that runs
+// `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
+// the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
+	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
+	title := []string{os.Args[0]}
+	if c, _, err := newRootCmd(info, SystemIO()).Find(args); err == nil {
+		title = append(title, strings.Fields(c.CommandPath())[1:]...)
+	}
+	_ = proctitle.Set(title...)
 	exit(Run(context.Background(), info, SystemIO(), args))
 }
 

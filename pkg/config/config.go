@@ -41,8 +41,12 @@ type Config struct {
 type Shell struct {
 	// Path is the shell; "" means bash from PATH, else /bin/sh.
 	Path string `mapstructure:"path"`
-	// Prefix, when set, makes the command `<prefix> <command>`.
+	// Prefix is shell text put before the command with a space (`set -o pipefail;`): the script becomes
+	// `<prefix> <command>`.
 	Prefix string `mapstructure:"prefix"`
+	// Wrapper is an argv put before the shell itself (`nice -n 10` runs `nice -n 10 bash -c <command>`),
+	// so it covers the whole command, `cd x && make` included. Empty: the shell runs directly.
+	Wrapper Argv `mapstructure:"wrapper"`
 	// Snapshot sources the user's aliases, functions and options from ~/.bashrc.
 	Snapshot bool `mapstructure:"snapshot"`
 	// Env is added to the command's environment after the non-interactive defaults.
@@ -92,7 +96,7 @@ func Default() Config {
 		MaxBytes:    DefaultMaxBytes,
 		Format:      "auto",
 		KillGrace:   DefaultKillGrace,
-		Shell:       Shell{Snapshot: true, Env: map[string]string{}},
+		Shell:       Shell{Snapshot: true, Env: map[string]string{}, Wrapper: Argv{}},
 		Artifacts:   Artifacts{MaxBytes: DefaultArtifactMaxBytes},
 		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
 		Result:      Result{NonZeroExit: result.NonZeroError},
@@ -145,6 +149,14 @@ func (c Config) Validate() error {
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !slices.Contains([]string{result.NonZeroError, result.NonZeroReport}, c.Result.NonZeroExit):
 		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
+	}
+	if len(c.Shell.Wrapper) > 0 && c.Shell.Wrapper[0] == "" {
+		return bad("shell.wrapper", "the first word must be the program to run, got an empty word")
+	}
+	for _, w := range c.Shell.Wrapper {
+		if strings.ContainsRune(w, 0) {
+			return bad("shell.wrapper", "a word holds a NUL byte: %q", w)
+		}
 	}
 	for k := range c.Shell.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

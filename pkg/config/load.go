@@ -527,6 +527,15 @@ func (l *loader) decodeString(v reflect.Value, s, key string) {
 	case reflect.String:
 		v.SetString(s)
 	case reflect.Slice:
+		if v.Type() == reflect.TypeFor[Argv]() { // shell.wrapper: split like shell words, nothing expanded
+			words, err := SplitWords(s)
+			if err != nil {
+				l.bad(key, "want %s, got %s: %v", expectedText(key, v.Type()), quote(s), err)
+				return
+			}
+			l.setList(v, words, key)
+			return
+		}
 		if v.Type().Elem().Kind() == reflect.String {
 			l.setList(v, strings.FieldsFunc(t, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), key)
 			return
@@ -582,7 +591,7 @@ func (l *loader) setList(v reflect.Value, words []string, key string) {
 		l.bad(key, "want %s, got a list", Expected(key))
 		return
 	}
-	v.Set(reflect.ValueOf(append([]string{}, words...)))
+	v.Set(reflect.ValueOf(append([]string{}, words...)).Convert(v.Type()))
 	l.set(key)
 }
 

@@ -168,7 +168,7 @@ interceptor:
 	}
 	want := Default()
 	want.Timeout, want.MaxBytes, want.KillGrace, want.Format = 5, 1000, 2.5, "text"
-	want.Shell = Shell{Prefix: "nice", Snapshot: true, Env: map[string]string{"A": "env", "lower": "2", "Flag": "true", "Empty": "", "B": "2"}}
+	want.Shell = Shell{Prefix: "nice", Snapshot: true, Wrapper: Argv{}, Env: map[string]string{"A": "env", "lower": "2", "Flag": "true", "Empty": "", "B": "2"}}
 	want.Artifacts.MaxBytes = 256
 	want.Interceptor = Interceptor{Enabled: true, Tools: []string{"write"}, DefaultRules: true,
 		Rules: []intercept.Rule{{Pattern: `^npm\s`, Tool: "deps", Message: "use deps"}}}

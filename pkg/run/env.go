@@ -147,7 +147,7 @@ func FindShell(path string) (string, error) {
 	}
 	p, err := exec.LookPath(path)
 	if err != nil {
-		return "", startError(path, err)
+		return "", startError(ErrShellNotFound, path, err)
 	}
 	return absPath(p), nil
 }
@@ -182,7 +182,7 @@ func ResolveDir(dir, home string) (string, error) {
 	} else {
 		wd, err := workingDir()
 		if err != nil {
-			return "", err
+			return filepath.Join(wd, dir), err
 		}
 		abs = filepath.Join(wd, dir)
 	}
@@ -203,10 +203,16 @@ func ResolveDir(dir, home string) (string, error) {
 
 // workingDir is the logical current directory: $PWD when it names the same directory as ".", so a cwd
 // reached through a symlink is reported as the user sees it (what `pwd` prints), else os.Getwd.
+//
+// When the directory agentbash was started in has been removed (getcwd fails), it is still the one
+// meant: its path is $PWD (SPEC §3.4), else the path the kernel keeps for it (/proc/self/cwd, Linux), and
+// ResolveDir then reports that it does not exist. Should that path name a directory again (removed and
+// made anew, or a stale $PWD), it is not the one agentbash is in: an error, never a run there. The error
+// has the path when one is known.
 func workingDir() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return removedDir(err)
 	}
 	if pwd := os.Getenv("PWD"); filepath.IsAbs(pwd) && pwd != wd {
 		a, errA := os.Stat(pwd)
@@ -216,6 +222,32 @@ func workingDir() (string, error) {
 		}
 	}
 	return wd, nil
+}
+
+// Texts for a start directory that was removed (SPEC §3.4 fixes only that its path, when known, gets
+// [TextDirNotExist]): no path is known; or the path names a directory again, which is not the one
+// agentbash is in (TextDirReplaced, the path, then TextDirReplacedHint).
+const (
+	TextDirRemoved      = TextDirNotExist + "the directory agentbash was started in was removed, and $PWD is not set"
+	TextDirReplaced     = "Working directory was removed: "
+	TextDirReplacedHint = " (that path now names another directory; pass --cwd to run there)"
+)
+
+// removedDir is the path of the removed current directory, for workingDir; getwdErr is why getcwd failed.
+func removedDir(getwdErr error) (string, error) {
+	path := os.Getenv("PWD")
+	if !filepath.IsAbs(path) {
+		link, err := os.Readlink("/proc/self/cwd") // "/old/path (deleted)"
+		path = strings.TrimSuffix(link, " (deleted)")
+		if err != nil || !filepath.IsAbs(path) {
+			return "", &DirError{Text: TextDirRemoved, Err: getwdErr}
+		}
+	}
+	path = filepath.Clean(path)
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return path, &DirError{Text: TextDirReplaced + path + TextDirReplacedHint, Err: getwdErr}
+	}
+	return path, nil
 }
 
 // DirError is a working-directory problem; Text is the whole message.
