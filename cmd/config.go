@@ -129,28 +129,28 @@ func hexNames(settings map[string]any) map[string]any {
 
 // strictDecoding decodes viper's merged settings into a Config with no unknown key (UnmarshalExact) and
 // no weak typing, as every source was checked and typed before: a failure is a bug. Viper hands a float
-// flag's value on as the text pflag parsed, which is parsed again; map names are hex-decoded ([hexNames]).
+// flag's value on as the text pflag parsed, which is parsed again; map names are decoded by [namesFromHex].
 func strictDecoding(dc *mapstructure.DecoderConfig) {
 	dc.WeaklyTypedInput = false
-	dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToFloat64HookFunc(),
-		func(from, to reflect.Type, data any) (any, error) {
-			m, ok := data.(map[string]any)
-			if !ok || to != reflect.TypeFor[map[string]string]() {
-				return data, nil
-			}
-			names := make(map[string]string, len(m))
-			for h, s := range m {
-				name, err := hex.DecodeString(h)
-				if err != nil {
-					return nil, fmt.Errorf("map name %q: %w", h, err)
-				}
-				names[string(name)], ok = s.(string)
-				if !ok {
-					return nil, fmt.Errorf("map value of %q: %T", name, s)
-				}
-			}
-			return names, nil
-		})
+	dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToFloat64HookFunc(), namesFromHex)
+}
+
+// namesFromHex turns a map setting that [hexNames] encoded back into names and values, for mapstructure.
+func namesFromHex(_, to reflect.Type, data any) (any, error) {
+	m, ok := data.(map[string]any)
+	if !ok || to != reflect.TypeFor[map[string]string]() {
+		return data, nil
+	}
+	out := make(map[string]string, len(m))
+	for h, value := range m {
+		name, err := hex.DecodeString(h)
+		s, isString := value.(string)
+		if err != nil || !isString {
+			return nil, fmt.Errorf("map entry %q: %v (%T)", h, err, value)
+		}
+		out[string(name)] = s
+	}
+	return out, nil
 }
 
 // flagValueError names the flag of the key a *config.KeyError is about: the file and the environment are

@@ -41,7 +41,7 @@ type Source struct {
 type ValueError struct {
 	Source Source
 	Key    string // the dotted key ("artifacts.maxBytes"); from a file, down to the item: "interceptor.rules[1].tool"
-	Msg    string // what was wrong, in words; from a variable or flag, led by the item: "[1].tool: want a string, got 5"
+	Msg    string // what was wrong, in words; from a variable, led by the item: "[1].tool: want a string, got 5"
 }
 
 func (e *ValueError) Error() string {
@@ -471,7 +471,7 @@ func (l *loader) decodeItem(v reflect.Value, n *yaml.Node, key, path string) {
 	}
 }
 
-// decodeString decodes an environment variable's or a flag's text into the setting v: numbers in decimal,
+// decodeString decodes an environment variable's text into the setting v: numbers in decimal,
 // booleans as true/false (also 1/0, yes/no, on/off), lists separated by commas or blanks, shell.env as
 // KEY=VALUE pairs separated by commas or newlines or as a JSON object, interceptor.rules as a JSON array.
 func (l *loader) decodeString(v reflect.Value, s, key string) {
@@ -569,7 +569,7 @@ func expectedAt(key, path string, t reflect.Type) string {
 	return expectedOf(t)
 }
 
-// expectedText is what an environment variable or flag of key should hold, in words.
+// expectedText is what an environment variable of key should hold, in words.
 func expectedText(key string, t reflect.Type) string {
 	switch {
 	case t.Kind() == reflect.Map:
