@@ -72,11 +72,12 @@ interceptor:
 	}
 	want := config.Default()
 	want.Timeout, want.MaxBytes, want.KillGrace, want.Format = 5.5, 1000, 2.5, "text"
-	want.Shell = config.Shell{Prefix: "nice", Snapshot: true, Env: map[string]string{"A": "env", "lower": "2",
-		"Flag": "true", "Empty": "", "B": "2", "http_proxy": "h", "HTTP_PROXY": "H", "Http_Proxy": "e", "a.b": "dot"}}
-	want.Artifacts = config.Artifacts{Dir: "/art", MaxBytes: 512}
-	want.Interceptor = config.Interceptor{Enabled: true, Tools: []string{"write"}, DefaultRules: true,
-		Rules: []intercept.Rule{{Pattern: `^npm\s`, Tool: "deps", Message: "use deps"}}}
+	want.Shell.Prefix, want.Shell.Snapshot = "nice", true
+	want.Shell.Env = map[string]string{"A": "env", "lower": "2", "Flag": "true", "Empty": "", "B": "2",
+		"http_proxy": "h", "HTTP_PROXY": "H", "Http_Proxy": "e", "a.b": "dot"}
+	want.Artifacts.Dir, want.Artifacts.MaxBytes = "/art", 512
+	want.Interceptor.Enabled, want.Interceptor.Tools = true, []string{"write"}
+	want.Interceptor.Rules = []intercept.Rule{{Pattern: `^npm\s`, Tool: "deps", Message: "use deps"}}
 	want.Result.NonZeroExit = "report"
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got\n%+v\nwant\n%+v", cfg, want)
