@@ -1,13 +1,17 @@
 package cmd
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
 
 	"github.com/agentbash/agentbash/pkg/config"
 )
@@ -39,60 +43,140 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 }
 
 // loadConfigWarn resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
-// (SPEC §2, §4). A bad value given by a flag is a usageError; an unreadable file or a bad value in the file
-// or the environment is a configError; each names where the value came from. The warnings name the
+// (SPEC §2, §4). A viper of its own layers the sources: every key's default, the file's settings, the
+// variables' settings merged over them (so a map such as shell.env merges key by key, as SPEC §4 wants,
+// where viper's own environment layer would replace it whole), then the flags bound to their keys.
+// pkg/config checks the file and the variables first, each on its own, so a bad value is an error even
+// where a later source overrides it: a configError naming the file and key or the variable. A flag's value
+// out of range is a usageError naming the flag (pflag has checked its type). The warnings name the
 // AGENTBASH_* variables that are no key.
 func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
-	var file *config.File
-	if path, explicit := configPath(c); path != "" {
-		f, err := config.ReadFile(path)
-		switch {
-		case err == nil:
-			file = f
-		case !explicit && errors.Is(err, os.ErrNotExist):
-		case errors.Is(err, os.ErrNotExist):
-			return config.Config{}, nil, configError{fmt.Errorf("%s: no such file", path)}
-		default:
-			if _, ok := errors.AsType[*config.ValueError](err); ok {
-				return config.Config{}, nil, configError{err}
+	v := viper.New()
+	for key, value := range config.Defaults() {
+		v.SetDefault(key, value)
+	}
+	var errs []error
+	file, err := configFile(c)
+	if err != nil {
+		return config.Config{}, nil, configError{err}
+	}
+	if file != nil {
+		settings, err := file.Settings()
+		errs = append(errs, err, v.MergeConfigMap(hexNames(settings)))
+	}
+	settings, warnings, err := config.Environ(os.Environ())
+	errs = append(errs, err, v.MergeConfigMap(hexNames(settings)))
+	if err := errors.Join(errs...); err != nil {
+		return config.Config{}, warnings, configError{err}
+	}
+	for name, key := range flagKeys {
+		if f := c.Flags().Lookup(name); f != nil { // the command has the flag
+			if err := v.BindPFlag(key, f); err != nil {
+				return config.Config{}, warnings, err
 			}
-			return config.Config{}, nil, configError{fmt.Errorf("%s: %w", path, err)}
 		}
 	}
-	var flags []config.Flag
-	c.Flags().Visit(func(f *pflag.Flag) { // the flags given, in name order
-		key, ok := flagKeys[f.Name]
-		if !ok {
-			return
-		}
-		var v any = f.Value.String()
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			v = sv.GetSlice()
-		}
-		flags = append(flags, config.Flag{Name: f.Name, Key: key, Value: v})
-	})
-	cfg, warnings, err := config.Load(file, os.Environ(), flags)
-	if err != nil {
-		if onlyFlags(err) {
-			return config.Config{}, warnings, usageError{err: err, cmd: c.CommandPath()}
-		}
-		return config.Config{}, warnings, configError{err}
+
+	var cfg config.Config
+	if err := v.UnmarshalExact(&cfg, strictDecoding); err != nil {
+		return config.Config{}, warnings, configError{fmt.Errorf("merge the settings: %w", err)} // a bug
+	}
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}
 	}
 	return cfg, warnings, nil
 }
 
-// onlyFlags reports whether every bad value in err came from a flag.
-func onlyFlags(err error) bool {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
+// configFile reads the config file of c (see [configPath]); nil when the default one is missing.
+func configFile(c *cobra.Command) (*config.File, error) {
+	path, explicit := configPath(c)
+	f, err := config.ReadFile(path)
+	switch {
+	case err == nil:
+		return f, nil
+	case !explicit && errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file", path)
 	}
-	for _, e := range errs {
-		if ve, ok := errors.AsType[*config.ValueError](e); !ok || ve.Source.Kind != config.FromFlag {
-			return false
+	if _, ok := errors.AsType[*config.ValueError](err); ok {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s: %w", path, err)
+}
+
+// hexNames is a source's settings (see [config.File.Settings]) as viper keeps them: the names of a map
+// setting (shell.env) hex-encoded, because viper folds the case of keys and splits them at dots, and they
+// are variable names, case-sensitive (http_proxy and HTTP_PROXY are two) and free to hold dots. The maps
+// so become sections to viper, which merges them key by key; [strictDecoding] decodes the names.
+func hexNames(settings map[string]any) map[string]any {
+	out := make(map[string]any, len(settings))
+	for key, value := range settings {
+		switch value := value.(type) {
+		case map[string]any: // a section
+			out[key] = hexNames(value)
+		case map[string]string:
+			m := make(map[string]any, len(value))
+			for name, s := range value {
+				m[hex.EncodeToString([]byte(name))] = s
+			}
+			out[key] = m
+		default:
+			out[key] = value
 		}
 	}
-	return true
+	return out
+}
+
+// strictDecoding decodes viper's merged settings into a Config with no unknown key (UnmarshalExact) and
+// no weak typing, as every source was checked and typed before: a failure is a bug. Viper hands a float
+// flag's value on as the text pflag parsed, which is parsed again; map names are decoded by [namesFromHex].
+func strictDecoding(dc *mapstructure.DecoderConfig) {
+	dc.WeaklyTypedInput = false
+	dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToFloat64HookFunc(), wordsFromFlag, namesFromHex)
+}
+
+// wordsFromFlag splits the text of a words flag (--wrapper, which viper passes on as its String form, quoted)
+// back into its words; the flag checked them when it was set.
+func wordsFromFlag(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || to != reflect.TypeFor[config.Argv]() {
+		return data, nil
+	}
+	return config.SplitWords(s)
+}
+
+// namesFromHex turns a map setting that [hexNames] encoded back into names and values, for mapstructure.
+func namesFromHex(_, to reflect.Type, data any) (any, error) {
+	m, ok := data.(map[string]any)
+	if !ok || to != reflect.TypeFor[map[string]string]() {
+		return data, nil
+	}
+	out := make(map[string]string, len(m))
+	for h, value := range m {
+		name, err := hex.DecodeString(h)
+		s, isString := value.(string)
+		if err != nil || !isString {
+			return nil, fmt.Errorf("map entry %q: %v (%T)", h, err, value)
+		}
+		out[string(name)] = s
+	}
+	return out, nil
+}
+
+// flagValueError names the flag of the key a *config.KeyError is about: the file and the environment are
+// checked on their own and the defaults are valid, so a value out of range can only be a flag's.
+func flagValueError(c *cobra.Command, err error) error {
+	ke, ok := errors.AsType[*config.KeyError](err)
+	if !ok {
+		return err
+	}
+	for name, key := range flagKeys {
+		if f := c.Flags().Lookup(name); key == ke.Key && f != nil && f.Changed {
+			return &config.ValueError{Source: config.Source{Kind: config.FromFlag, Name: name}, Key: key, Msg: ke.Msg}
+		}
+	}
+	return err
 }
 
 // flagError rewords a flag value pflag could not parse, naming the flag and saying in words what it takes:

@@ -1,7 +1,7 @@
 // Package config holds agentbash's configuration (SPEC §4): its keys, their built-in defaults, and the
-// loader that layers a YAML file, AGENTBASH_* variables and flag values over the defaults, turning a bad
-// value into an error that names where it came from. Finding the file and the flags is the CLI's job
-// (cmd/config.go).
+// checks of each source on its own (a YAML file, the AGENTBASH_* variables), which turn a bad value into
+// an error that names where it came from. Layering the sources and the flags over the defaults is the
+// CLI's job (cmd/config.go, with viper).
 package config
 
 import (
@@ -19,8 +19,8 @@ import (
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Config is every key of SPEC §4. The mapstructure tags are the keys, camelCase; a new field is a new key
-// (with its AGENTBASH_* variable) for the loader.
+// Config is every key of SPEC §4. The mapstructure tags are the keys, camelCase; a new field (with its
+// default in [Default]) is a new key, with its AGENTBASH_* variable, for the file, the environment and viper.
 type Config struct {
 	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (SPEC §3.5).
 	Timeout float64 `mapstructure:"timeout"`

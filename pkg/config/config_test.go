@@ -104,16 +104,21 @@ func TestSplitWords(t *testing.T) {
 	}
 }
 
-func TestLoadWrapperSplitsWords(t *testing.T) {
-	cfg, _, err := Load(nil, []string{"AGENTBASH_SHELL_WRAPPER=nice -n 'ten x'", "AGENTBASH_INTERCEPTOR_TOOLS=read,grep find"}, nil)
-	if err != nil || !slices.Equal(cfg.Shell.Wrapper, Argv{"nice", "-n", "ten x"}) {
-		t.Errorf("wrapper %#v, %v", cfg.Shell.Wrapper, err)
+func TestEnvironWrapperSplitsWords(t *testing.T) {
+	got, _, err := Environ([]string{"AGENTBASH_SHELL_WRAPPER=nice -n 'ten x'", "AGENTBASH_INTERCEPTOR_TOOLS=read,grep find"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, _ := got["shell"].(map[string]any)
+	if w, _ := shell["wrapper"].(Argv); !slices.Equal(w, Argv{"nice", "-n", "ten x"}) {
+		t.Errorf("wrapper %#v", shell["wrapper"])
 	}
 	// Other lists still split on commas and blanks.
-	if !slices.Equal(cfg.Interceptor.Tools, []string{"read", "grep", "find"}) {
-		t.Errorf("tools %#v", cfg.Interceptor.Tools)
+	ic, _ := got["interceptor"].(map[string]any)
+	if tools, _ := ic["tools"].([]string); !slices.Equal(tools, []string{"read", "grep", "find"}) {
+		t.Errorf("tools %#v", ic["tools"])
 	}
-	if _, _, err := Load(nil, []string{"AGENTBASH_SHELL_WRAPPER=nice $X"}, nil); err == nil || !strings.Contains(err.Error(), "AGENTBASH_SHELL_WRAPPER") {
+	if _, _, err := Environ([]string{"AGENTBASH_SHELL_WRAPPER=nice $X"}); err == nil || !strings.Contains(err.Error(), "AGENTBASH_SHELL_WRAPPER") {
 		t.Errorf("a wrapper with an expansion: err %v, want one naming the variable", err)
 	}
 }

@@ -41,7 +41,7 @@ type Source struct {
 type ValueError struct {
 	Source Source
 	Key    string // the dotted key ("artifacts.maxBytes"); from a file, down to the item: "interceptor.rules[1].tool"
-	Msg    string // what was wrong, in words; from a variable or flag, led by the item: "[1].tool: want a string, got 5"
+	Msg    string // what was wrong, in words; from a variable, led by the item: "[1].tool: want a string, got 5"
 }
 
 func (e *ValueError) Error() string {
@@ -139,7 +139,7 @@ type File struct {
 
 // ReadFile reads and parses the config file at path. Errors: the file's own (wrapping fs.ErrNotExist when
 // it is missing), or a *ValueError when it is not YAML or not a map of settings. Its keys and values are
-// checked by [Load].
+// checked by [File.Settings].
 func ReadFile(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -166,37 +166,28 @@ func ReadFile(path string) (*File, error) {
 	return f, nil
 }
 
-// Flag is a setting given by a flag: the flag's name (without dashes), its key, and its value: a string as
-// the flag prints it, or a []string for a flag that holds a list.
-type Flag struct {
-	Name  string
-	Key   string
-	Value any
+// Settings is the file's settings, checked on their own (SPEC §4): a nested map laid out as the file is
+// (section → key → value) holding the keys the file sets, each value of its key's type: float64, int,
+// int64, bool, string, []string, []intercept.Rule, map[string]string. A null value sets nothing. The
+// error joins one *ValueError per bad setting, each naming the file and the key.
+func (f *File) Settings() (map[string]any, error) {
+	l := newLoader()
+	if f.doc != nil {
+		l.source = Source{FromFile, f.Path}
+		l.decodeStruct(reflect.ValueOf(&l.cfg).Elem(), f.doc, "")
+	}
+	return l.settings()
 }
 
-// Load layers the settings over the defaults (SPEC §2, §4): the file f (nil for none), then the
-// AGENTBASH_* variables of environ (KEY=VALUE entries; empty values are unset), then flags. A later
-// source replaces a key's value, except maps (shell.env), which merge key by key. Each layer is checked
-// on its own, so a bad value is an error even where a later source overrides it.
-//
-// The error joins one *ValueError per bad setting, each naming its source; warnings say which AGENTBASH_*
-// variables are no key, with the closest key when one is close.
-func Load(f *File, environ []string, flags []Flag) (cfg Config, warnings []string, err error) {
-	l := loader{cfg: Default(), from: map[string]Source{}}
-	root := reflect.ValueOf(&l.cfg).Elem()
-
-	if f != nil && f.doc != nil {
-		src := Source{FromFile, f.Path}
-		l.source = src
-		l.decodeStruct(root, f.doc, "")
-		l.validate()
-	}
-
+// Environ is the settings of the AGENTBASH_* variables of environ (KEY=VALUE entries; an empty value is
+// unset, and of a variable given twice the last one counts, as for getenv), checked on their own and laid
+// out as [File.Settings]'. The error joins one *ValueError per bad variable, each naming it; the warnings
+// say which AGENTBASH_* variables are no key, with the closest key when one is close.
+func Environ(environ []string) (settings map[string]any, warnings []string, err error) {
 	known := map[string]string{} // variable → key
 	for _, k := range Keys() {
 		known[EnvName(k)] = k
 	}
-	var vars []string
 	values := map[string]string{}
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
@@ -207,41 +198,18 @@ func Load(f *File, environ []string, flags []Flag) (cfg Config, warnings []strin
 			warnings = append(warnings, unknownVariable(name, slices.Collect(maps.Keys(known))))
 			continue
 		}
-		if _, dup := values[name]; !dup {
-			vars = append(vars, name)
-		}
-		values[name] = val // the last one wins, as getenv's
+		values[name] = val
 	}
-	slices.Sort(vars)
-	for _, name := range vars {
+	l := newLoader()
+	root := reflect.ValueOf(&l.cfg).Elem()
+	for _, name := range slices.Sorted(maps.Keys(values)) {
 		key := known[name]
 		l.source, l.key = Source{FromEnv, name}, key
 		fv, _ := field(root, key)
 		l.decodeString(fv, values[name], key)
 	}
-	l.validate()
-
-	for _, fl := range flags {
-		l.source, l.key = Source{FromFlag, fl.Name}, fl.Key
-		fv, ok := field(root, fl.Key)
-		if !ok {
-			return Config{}, warnings, fmt.Errorf("flag --%s: unknown key %q", fl.Name, fl.Key) // a programming error
-		}
-		switch v := fl.Value.(type) {
-		case []string:
-			l.setList(fv, v, fl.Key)
-		case string:
-			l.decodeString(fv, v, fl.Key)
-		default:
-			return Config{}, warnings, fmt.Errorf("flag --%s: value of type %T", fl.Name, fl.Value)
-		}
-	}
-	l.validate()
-
-	if len(l.errs) > 0 {
-		return Config{}, warnings, errors.Join(l.errs...)
-	}
-	return l.cfg, warnings, nil
+	settings, err = l.settings()
+	return settings, warnings, err
 }
 
 // unknownVariable is the warning for an AGENTBASH_* variable that is no key.
@@ -288,18 +256,20 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
-// loader decodes one source after another into cfg, recording which source set each key.
+// loader decodes one source into cfg, over the defaults, recording which keys it sets.
 type loader struct {
 	cfg    Config
-	from   map[string]Source // key → the source that set it last
+	from   map[string]Source // key → the variable or file that set it
 	source Source            // the source being decoded
-	key    string            // the key a variable or flag sets
+	key    string            // the key a variable sets
 	errs   []error
-	failed bool // a value of some source did not decode: range checks would only repeat it
+	failed bool // a value did not decode: range checks would only repeat it
 }
 
-// bad records a bad value at path (a key, or a place inside one). A variable or flag names one key, so
-// the place inside it leads the message there.
+func newLoader() *loader { return &loader{cfg: Default(), from: map[string]Source{}} }
+
+// bad records a bad value at path (a key, or a place inside one). A variable names one key, so the place
+// inside it leads the message there.
 func (l *loader) bad(path, format string, a ...any) {
 	e := &ValueError{Source: l.source, Key: path, Msg: fmt.Sprintf(format, a...)}
 	if l.source.Kind != FromFile && path != l.key {
@@ -312,16 +282,35 @@ func (l *loader) bad(path, format string, a ...any) {
 
 func (l *loader) set(key string) { l.from[key] = l.source }
 
-// validate runs the range checks on what is loaded so far and names the source of the bad key.
-func (l *loader) validate() {
-	if l.failed {
-		return
+// settings runs the range checks on what the source set and returns its keys and values as a nested map,
+// or the errors.
+func (l *loader) settings() (map[string]any, error) {
+	if !l.failed {
+		if ke, ok := errors.AsType[*KeyError](l.cfg.Validate()); ok {
+			l.errs = append(l.errs, &ValueError{Source: l.from[ke.Key], Key: ke.Key, Msg: ke.Msg})
+		}
 	}
-	err := l.cfg.Validate()
-	if ke, ok := errors.AsType[*KeyError](err); ok {
-		l.errs = append(l.errs, &ValueError{Source: l.from[ke.Key], Key: ke.Key, Msg: ke.Msg})
-		l.failed = true
+	if len(l.errs) > 0 {
+		return nil, errors.Join(l.errs...)
 	}
+	out := map[string]any{}
+	root := reflect.ValueOf(l.cfg)
+	for key := range l.from {
+		section, name := out, key
+		for {
+			part, rest, nested := strings.Cut(name, ".")
+			if !nested {
+				break
+			}
+			if _, ok := section[part]; !ok {
+				section[part] = map[string]any{}
+			}
+			section, name = section[part].(map[string]any), rest
+		}
+		fv, _ := field(root, key)
+		section[name] = fv.Interface()
+	}
+	return out, nil
 }
 
 // decodeStruct decodes a YAML mapping into the section v (the whole Config when prefix is "").
@@ -434,9 +423,6 @@ func (l *loader) decodeNode(v reflect.Value, n *yaml.Node, key, path string) {
 			return
 		}
 		m := reflect.MakeMap(v.Type())
-		for _, k := range v.MapKeys() { // merge over what earlier sources set (SPEC §4)
-			m.SetMapIndex(k, v.MapIndex(k))
-		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			name, val := n.Content[i].Value, n.Content[i+1]
 			s, ok := scalarText(val)
@@ -485,7 +471,7 @@ func (l *loader) decodeItem(v reflect.Value, n *yaml.Node, key, path string) {
 	}
 }
 
-// decodeString decodes an environment variable's or a flag's text into the setting v: numbers in decimal,
+// decodeString decodes an environment variable's text into the setting v: numbers in decimal,
 // booleans as true/false (also 1/0, yes/no, on/off), lists separated by commas or blanks, shell.env as
 // KEY=VALUE pairs separated by commas or newlines or as a JSON object, interceptor.rules as a JSON array.
 func (l *loader) decodeString(v reflect.Value, s, key string) {
@@ -533,12 +519,13 @@ func (l *loader) decodeString(v reflect.Value, s, key string) {
 				l.bad(key, "want %s, got %s: %v", expectedText(key, v.Type()), quote(s), err)
 				return
 			}
-			l.setList(v, words, key)
-			return
+			v.Set(reflect.ValueOf(append(Argv{}, words...)))
+			break
 		}
 		if v.Type().Elem().Kind() == reflect.String {
-			l.setList(v, strings.FieldsFunc(t, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }), key)
-			return
+			words := strings.FieldsFunc(t, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+			v.Set(reflect.ValueOf(append([]string{}, words...)))
+			break
 		}
 		if !strings.HasPrefix(t, "[") || !json.Valid([]byte(t)) {
 			want()
@@ -555,10 +542,7 @@ func (l *loader) decodeString(v reflect.Value, s, key string) {
 			l.decodeJSON(v, t, key)
 			return
 		}
-		m := maps.Clone(v.Interface().(map[string]string))
-		if m == nil {
-			m = map[string]string{}
-		}
+		m := map[string]string{}
 		for _, kv := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == '\n' }) {
 			k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 			if !ok {
@@ -585,16 +569,6 @@ func (l *loader) decodeJSON(v reflect.Value, text, key string) {
 	l.decodeNode(v, doc.Content[0], key, key)
 }
 
-// setList sets a list of words.
-func (l *loader) setList(v reflect.Value, words []string, key string) {
-	if v.Kind() != reflect.Slice || v.Type().Elem().Kind() != reflect.String {
-		l.bad(key, "want %s, got a list", Expected(key))
-		return
-	}
-	v.Set(reflect.ValueOf(append([]string{}, words...)).Convert(v.Type()))
-	l.set(key)
-}
-
 // expectedAt is what the value at path of key should be: the key's own words at the key, the element's
 // type inside it.
 func expectedAt(key, path string, t reflect.Type) string {
@@ -604,7 +578,7 @@ func expectedAt(key, path string, t reflect.Type) string {
 	return expectedOf(t)
 }
 
-// expectedText is what an environment variable or flag of key should hold, in words.
+// expectedText is what an environment variable of key should hold, in words.
 func expectedText(key string, t reflect.Type) string {
 	switch {
 	case t.Kind() == reflect.Map:

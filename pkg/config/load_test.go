@@ -65,27 +65,23 @@ func yamlAt(key, value string) string {
 	return b.String() + " " + value + "\n"
 }
 
-// TestBadValueNamesItsSource is the table of every key × file, environment, flag: a value of the wrong
-// type is an error naming where it came from and what was expected, in words.
+// TestBadValueNamesItsSource is the table of every key × file, environment: a value of the wrong type is
+// an error naming where it came from and what was expected, in words. (Flags: cmd's TestBadFlagValues.)
 func TestBadValueNamesItsSource(t *testing.T) {
 	for _, key := range Keys() {
 		yamlValue, text := badValues(t, key)
 		want := "want " + Expected(key)
 		t.Run(key+"/file", func(t *testing.T) {
 			f := writeFile(t, yamlAt(key, yamlValue))
-			_, _, err := Load(f, nil, nil)
+			_, err := f.Settings()
 			check(t, err, f.Path+": "+key+": "+want, FromFile)
 		})
 		if text == "" {
 			continue // any text is a valid value of this key
 		}
 		t.Run(key+"/env", func(t *testing.T) {
-			_, _, err := Load(nil, []string{EnvName(key) + "=" + text}, nil)
+			_, _, err := Environ([]string{EnvName(key) + "=" + text})
 			check(t, err, EnvName(key)+": want", FromEnv)
-		})
-		t.Run(key+"/flag", func(t *testing.T) {
-			_, _, err := Load(nil, nil, []Flag{{Name: "the-flag", Key: key, Value: text}})
-			check(t, err, "--the-flag: want", FromFlag)
 		})
 	}
 }
@@ -108,39 +104,31 @@ func check(t *testing.T, err error, prefix string, kind SourceKind) {
 	}
 }
 
-// TestOutOfRangeNamesItsSource: a value of the right type but out of range names its source too, also
-// when the key was set by an earlier source and is overridden later (each layer is checked on its own).
+// TestOutOfRangeNamesItsSource: a value of the right type but out of range names its source too. (Flags,
+// and a file's bad value under a flag that overrides it: cmd's TestFlagOutOfRange.)
 func TestOutOfRangeNamesItsSource(t *testing.T) {
 	f := writeFile(t, "maxBytes: 0\n")
-	for _, tc := range []struct {
-		name    string
-		file    *File
-		env     []string
-		flags   []Flag
-		want    string
-		wantErr bool
-	}{
-		{"file", f, nil, nil, f.Path + ": maxBytes: must be from 1 to", true},
-		{"file overridden by flag", f, nil, []Flag{{Name: "max-bytes", Key: "maxBytes", Value: "10"}}, f.Path + ": maxBytes: must be", true},
-		{"env", nil, []string{"AGENTBASH_MAXBYTES=0"}, nil, "AGENTBASH_MAXBYTES: must be from 1 to", true},
-		{"flag", nil, nil, []Flag{{Name: "max-bytes", Key: "maxBytes", Value: "0"}}, "--max-bytes: must be from 1 to", true},
-		{"enum by env", nil, []string{"AGENTBASH_FORMAT=xml"}, nil, `AGENTBASH_FORMAT: must be json, text or auto, got "xml"`, true},
-		{"infinite timeout by env", nil, []string{"AGENTBASH_TIMEOUT=inf"}, nil, "AGENTBASH_TIMEOUT: must be a finite number of seconds", true},
-		{"bad env name by env", nil, []string{"AGENTBASH_SHELL_ENV==x"}, nil, `AGENTBASH_SHELL_ENV: invalid variable name ""`, true},
-		{"flag fixes nothing but is fine", nil, []string{"AGENTBASH_MAXBYTES=10"}, []Flag{{Name: "max-bytes", Key: "maxBytes", Value: "20"}}, "", false},
+	if _, err := f.Settings(); err == nil || !strings.HasPrefix(err.Error(), f.Path+": maxBytes: must be from 1 to") {
+		t.Errorf("file: err = %v", err)
+	}
+	for env, want := range map[string]string{
+		"AGENTBASH_MAXBYTES=0":   "AGENTBASH_MAXBYTES: must be from 1 to",
+		"AGENTBASH_FORMAT=xml":   `AGENTBASH_FORMAT: must be json, text or auto, got "xml"`,
+		"AGENTBASH_TIMEOUT=inf":  "AGENTBASH_TIMEOUT: must be a finite number of seconds",
+		"AGENTBASH_SHELL_ENV==x": `AGENTBASH_SHELL_ENV: invalid variable name ""`,
+		"AGENTBASH_MAXBYTES=10":  "",
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := Load(tc.file, tc.env, tc.flags)
-			if (err != nil) != tc.wantErr || err != nil && !strings.HasPrefix(err.Error(), tc.want) {
-				t.Errorf("err = %v, want %q…", err, tc.want)
-			}
-		})
+		_, _, err := Environ([]string{env})
+		if (err != nil) != (want != "") || err != nil && !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q…", env, err, want)
+		}
 	}
 }
 
-// TestLoadLayers: every kind of key decodes from each source; later sources win key by key; shell.env
-// merges (file, then AGENTBASH_SHELL_ENV) and keeps the case of its names.
-func TestLoadLayers(t *testing.T) {
+// TestSettings: every kind of key decodes from the file and from the environment into its own type, laid
+// out in sections; only the keys a source sets are there; shell.env keeps the case of its names. (How
+// viper layers them: cmd's TestConfigLayers.)
+func TestSettings(t *testing.T) {
 	f := writeFile(t, `timeout: 7
 maxBytes: 1e3
 killGrace: 2.5
@@ -151,6 +139,7 @@ shell:
   env: {A: "1", lower: 2, Flag: true, Empty: }
 artifacts:
   maxBytes: 0x100
+  dir:
 interceptor:
   enabled: true
   tools: [read, grep]
@@ -159,33 +148,50 @@ interceptor:
       tool: deps
       message: use deps
 `)
-	cfg, warnings, err := Load(f, []string{
-		"AGENTBASH_TIMEOUT=9", "AGENTBASH_SHELL_ENV=B=2,A=env", "AGENTBASH_INTERCEPTOR_TOOLS=find edit",
-		"AGENTBASH_SHELL_SNAPSHOT=yes", "PATH=/bin", "AGENTBASH_CONFIG=/x", "AGENTBASH=1",
-	}, []Flag{{Name: "timeout", Key: "timeout", Value: "5"}, {Name: "tools", Key: "interceptor.tools", Value: []string{"write"}}})
-	if err != nil || len(warnings) > 0 {
-		t.Fatalf("Load: %v %q", err, warnings)
-	}
-	want := Default()
-	want.Timeout, want.MaxBytes, want.KillGrace, want.Format = 5, 1000, 2.5, "text"
-	want.Shell = Shell{Prefix: "nice", Snapshot: true, Wrapper: Argv{}, Env: map[string]string{"A": "env", "lower": "2", "Flag": "true", "Empty": "", "B": "2"}}
-	want.Artifacts.MaxBytes = 256
-	want.Interceptor = Interceptor{Enabled: true, Tools: []string{"write"}, DefaultRules: true,
-		Rules: []intercept.Rule{{Pattern: `^npm\s`, Tool: "deps", Message: "use deps"}}}
-	if !reflect.DeepEqual(cfg, want) {
-		t.Errorf("got\n%+v\nwant\n%+v", cfg, want)
-	}
-
-	cfg, _, err = Load(nil, []string{`AGENTBASH_SHELL_ENV={"X": "1", "n": 2}`,
-		`AGENTBASH_INTERCEPTOR_RULES=[{"pattern": "^x", "tool": "read", "message": "m", "flags": "i"}]`}, nil)
+	got, err := f.Settings()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.Shell.Env; !reflect.DeepEqual(got, map[string]string{"X": "1", "n": "2"}) {
-		t.Errorf("JSON shell.env = %v", got)
+	want := map[string]any{
+		"timeout": 7.0, "maxBytes": 1000, "killGrace": 2.5, "format": "text",
+		"shell": map[string]any{"prefix": "nice", "snapshot": false,
+			"env": map[string]string{"A": "1", "lower": "2", "Flag": "true", "Empty": ""}},
+		"artifacts": map[string]any{"maxBytes": int64(256)},
+		"interceptor": map[string]any{"enabled": true, "tools": []string{"read", "grep"},
+			"rules": []intercept.Rule{{Pattern: `^npm\s`, Tool: "deps", Message: "use deps"}}},
 	}
-	if got := cfg.Interceptor.Rules; len(got) != 1 || got[0].Flags != "i" || got[0].Pattern != "^x" {
-		t.Errorf("JSON rules = %+v", got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("file settings\n%#v\nwant\n%#v", got, want)
+	}
+
+	got, warnings, err := Environ([]string{
+		"AGENTBASH_TIMEOUT=9", "AGENTBASH_SHELL_ENV=B=2,A=env", "AGENTBASH_INTERCEPTOR_TOOLS=find edit",
+		"AGENTBASH_SHELL_SNAPSHOT=yes", "PATH=/bin", "AGENTBASH_CONFIG=/x", "AGENTBASH=1",
+		"AGENTBASH_MAXBYTES=1", "AGENTBASH_MAXBYTES=2", "AGENTBASH_FORMAT=",
+	})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Environ: %v %q", err, warnings)
+	}
+	want = map[string]any{
+		"timeout": 9.0, "maxBytes": 2, // the last one counts
+		"shell":       map[string]any{"env": map[string]string{"B": "2", "A": "env"}, "snapshot": true},
+		"interceptor": map[string]any{"tools": []string{"find", "edit"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("environment settings\n%#v\nwant\n%#v", got, want)
+	}
+
+	got, _, err = Environ([]string{`AGENTBASH_SHELL_ENV={"X": "1", "n": 2}`,
+		`AGENTBASH_INTERCEPTOR_RULES=[{"pattern": "^x", "tool": "read", "message": "m", "flags": "i"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{
+		"shell":       map[string]any{"env": map[string]string{"X": "1", "n": "2"}},
+		"interceptor": map[string]any{"rules": []intercept.Rule{{Pattern: "^x", Flags: "i", Tool: "read", Message: "m"}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON settings\n%#v\nwant\n%#v", got, want)
 	}
 }
 
@@ -204,7 +210,7 @@ func TestUnknownVariables(t *testing.T) {
 		{"AGENTBASH_CONFIG", ""},
 		{"AGENTBASH", ""},
 	} {
-		_, warnings, err := Load(nil, []string{tc.name + "=5"}, nil)
+		_, warnings, err := Environ([]string{tc.name + "=5"})
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 		}
@@ -212,7 +218,7 @@ func TestUnknownVariables(t *testing.T) {
 			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if _, warnings, _ := Load(nil, []string{"AGENTBASH_TIMOUT="}, nil); len(warnings) != 0 {
+	if _, warnings, _ := Environ([]string{"AGENTBASH_TIMOUT="}); len(warnings) != 0 {
 		t.Errorf("an empty variable is unset: %q", warnings)
 	}
 }
@@ -228,7 +234,7 @@ func TestUnknownFileKeys(t *testing.T) {
 		"shell: 5\n":                                "shell: want a map of settings, got 5",
 	} {
 		f := writeFile(t, text)
-		_, _, err := Load(f, nil, nil)
+		_, err := f.Settings()
 		if err == nil || err.Error() != f.Path+": "+want {
 			t.Errorf("%q: err = %v, want %q", text, err, want)
 		}
@@ -251,17 +257,20 @@ func TestBadValueInsideVariable(t *testing.T) {
 		`AGENTBASH_INTERCEPTOR_RULES=[{"patern": "x"}]`: "AGENTBASH_INTERCEPTOR_RULES: [0].patern: no such field; did you mean pattern?",
 		`AGENTBASH_INTERCEPTOR_RULES={"pattern": "x"}`:  `AGENTBASH_INTERCEPTOR_RULES: want a JSON array of rules (pattern, flags, tool, message), got "{\"pattern\": \"x\"}"`,
 	} {
-		if _, _, err := Load(nil, []string{env}, nil); err == nil || err.Error() != want {
+		if _, _, err := Environ([]string{env}); err == nil || err.Error() != want {
 			t.Errorf("%s: err = %v, want %q", env, err, want)
 		}
 	}
 }
 
-// TestSeveralBadValues: every bad value is reported, one per line, not only the first.
+// TestSeveralBadValues: every bad value of a source is reported, one per line, not only the first.
 func TestSeveralBadValues(t *testing.T) {
 	f := writeFile(t, "timeout: x\nkillGrace: y\n")
-	_, _, err := Load(f, []string{"AGENTBASH_MAXBYTES=z"}, nil)
-	if err == nil || strings.Count(err.Error(), "\n") != 2 {
-		t.Errorf("err = %v, want three lines", err)
+	if _, err := f.Settings(); err == nil || strings.Count(err.Error(), "\n") != 1 {
+		t.Errorf("file: err = %v, want two lines", err)
+	}
+	_, _, err := Environ([]string{"AGENTBASH_MAXBYTES=z", "AGENTBASH_TIMEOUT=inf", "AGENTBASH_SHELL_SNAPSHOT=maybe"})
+	if err == nil || strings.Count(err.Error(), "\n") != 1 {
+		t.Errorf("environment: err = %v, want two lines (the range check waits for the types)", err)
 	}
 }
