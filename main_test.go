@@ -206,8 +206,9 @@ func cmdReap(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// signal SIG MARKER sends SIG (TERM, HUP, INT…) to every agentbash process whose command line holds
-// MARKER; testscript's own kill knows only INT and KILL.
+// signal SIG MARKER sends SIG (TERM, HUP, INT…) to every agentbash process that runs a process whose
+// command line holds MARKER (agentbash's own command line hides the command); testscript's own kill knows
+// only INT and KILL.
 func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || neg {
 		ts.Fatalf("usage: signal SIG MARKER")
@@ -217,20 +218,24 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("unknown signal %s", args[0])
 	}
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	sent := 0
+	signalled := map[int]bool{}
 	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/cmdline")
-		argv := strings.Split(string(b), "\x00")
-		if err != nil || filepath.Base(argv[0]) != "agentbash" || !strings.Contains(string(b), args[1]) {
+		if b, err := os.ReadFile(d + "/cmdline"); err != nil || !strings.Contains(string(b), args[1]) {
 			continue
 		}
 		pid, _ := strconv.Atoi(filepath.Base(d))
-		if syscall.Kill(pid, sig) == nil {
-			sent++
+		for p := parent(pid); p > 1; p = parent(p) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+			if filepath.Base(strings.Split(string(b), "\x00")[0]) == "agentbash" {
+				if !signalled[p] && syscall.Kill(p, sig) == nil {
+					signalled[p] = true
+				}
+				break
+			}
 		}
 	}
-	if sent == 0 {
-		ts.Fatalf("no agentbash process with %q", args[1])
+	if len(signalled) == 0 {
+		ts.Fatalf("no agentbash process runs one with %q", args[1])
 	}
 }
 
@@ -333,4 +338,19 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	return env
+}
+
+// parent is the parent pid of pid, from /proc/PID/stat, or 0.
+func parent(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	i := strings.LastIndexByte(string(b), ')')
+	if err != nil || i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }

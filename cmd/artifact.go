@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,23 +23,28 @@ func newArtifactCmd(ios IO) *cobra.Command {
 		Short: "Print the full output saved as artifact://ID",
 		Long: `Print the full output of a run saved as artifact://ID: the sanitized text (the same text whose lines the
 truncation notice counts). --raw prints the bytes as written; binary artifacts always print raw.
---path prints the file's path. Unknown or malformed ids are an error (exit 1).`,
+ID may be written as the notice prints it, artifact://ID. --path prints the file's absolute path (also
+in the result's details.artifactPath). Unknown or malformed ids are an error (exit 1).`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: completeArtifactIDs,
 		RunE: func(c *cobra.Command, args []string) error {
+			id, err := artifact.ParseRef(args[0])
+			if err != nil {
+				return exitError{code: 1, err: err}
+			}
 			store, err := artifactStore(c)
 			if err != nil {
 				return err
 			}
 			if path {
-				p, err := store.Path(args[0])
+				p, err := store.Path(id)
 				if err != nil {
 					return exitError{code: 1, err: err}
 				}
 				fmt.Fprintln(ios.Out, p)
 				return nil
 			}
-			if err := store.Print(ios.Out, args[0], raw); err != nil {
+			if err := store.Print(ios.Out, id, raw); err != nil {
 				return exitError{code: 1, err: err}
 			}
 			return nil
@@ -60,7 +66,11 @@ func artifactStore(c *cobra.Command) (artifact.Store, error) {
 	if err != nil {
 		return artifact.Store{}, err
 	}
-	return artifact.Store{Dir: cfg.ArtifactDir()}, nil
+	dir := cfg.ArtifactDir()
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // --path prints an absolute path, as details.artifactPath does
+	}
+	return artifact.Store{Dir: dir}, nil
 }
 
 func newArtifactListCmd(ios IO) *cobra.Command {

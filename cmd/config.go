@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"reflect"
+	"strconv"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -21,6 +24,7 @@ var flagKeys = map[string]string{
 	"kill-grace":         "killGrace",
 	"shell":              "shell.path",
 	"prefix":             "shell.prefix",
+	"wrapper":            "shell.wrapper",
 	"artifact-dir":       "artifacts.dir",
 	"artifact-max-bytes": "artifacts.maxBytes",
 	"intercept":          "interceptor.enabled",
@@ -28,62 +32,177 @@ var flagKeys = map[string]string{
 	"non-zero-exit":      "result.nonZeroExit",
 }
 
-// loadConfig resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
-// (SPEC §2, §4). An unreadable file, an unknown key or a wrong type is a configError naming the key.
+// loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for
+// the commands that print no result.
 func loadConfig(c *cobra.Command) (config.Config, error) {
-	v := viper.New()
-	for k, val := range config.Defaults() {
-		v.SetDefault(k, val) // every key, or Unmarshal misses env-only values (viper #761)
+	cfg, warnings, err := loadConfigWarn(c)
+	for _, w := range warnings {
+		fmt.Fprintln(c.ErrOrStderr(), "agentbash: warning:", w)
 	}
-	v.SetEnvPrefix("AGENTBASH")
-	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
-	v.AutomaticEnv()
-	var bindErr error
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if key, ok := flagKeys[f.Name]; ok && bindErr == nil {
-			bindErr = v.BindPFlag(key, f)
-		}
-	})
-	if bindErr != nil {
-		return config.Config{}, bindErr
-	}
-
-	var file *config.File
-	path, explicit := configPath(c)
-	if path != "" {
-		f, err := config.ReadFile(path)
-		switch {
-		case err == nil:
-			file = f
-			if err := v.MergeConfigMap(f.Raw); err != nil {
-				return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
-			}
-		case !explicit && errors.Is(err, os.ErrNotExist):
-			path = ""
-		default:
-			return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
-		}
-	}
-
-	cfg := config.Default()
-	if err := v.UnmarshalExact(&cfg, config.Decoder); err != nil {
-		return config.Config{}, configError{fmt.Errorf("%s%s", where(path), config.Explain(err))}
-	}
-	config.RestoreEnvCase(&cfg, file)
-	if err := cfg.Validate(); err != nil {
-		if ke, ok := errors.AsType[*config.KeyError](err); ok && flagChanged(c, ke.Key) {
-			return config.Config{}, usageError{err: fmt.Errorf("--%s: %s", flagOf(ke.Key), ke.Msg), cmd: c.CommandPath()}
-		}
-		return config.Config{}, configError{fmt.Errorf("%s%w", where(path), err)}
-	}
-	return cfg, nil
+	return cfg, err
 }
 
-func where(path string) string {
-	if path == "" {
-		return ""
+// loadConfigWarn resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
+// (SPEC §2, §4). A viper of its own layers the sources: every key's default, the file's settings, the
+// variables' settings merged over them (so a map such as shell.env merges key by key, as SPEC §4 wants,
+// where viper's own environment layer would replace it whole), then the flags bound to their keys.
+// pkg/config checks the file and the variables first, each on its own, so a bad value is an error even
+// where a later source overrides it: a configError naming the file and key or the variable. A flag's value
+// out of range is a usageError naming the flag (pflag has checked its type). The warnings name the
+// AGENTBASH_* variables that are no key.
+func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
+	v := viper.New()
+	for key, value := range config.Defaults() {
+		v.SetDefault(key, value)
 	}
-	return path + ": "
+	var errs []error
+	file, err := configFile(c)
+	if err != nil {
+		return config.Config{}, nil, configError{err}
+	}
+	if file != nil {
+		settings, err := file.Settings()
+		errs = append(errs, err, v.MergeConfigMap(hexNames(settings)))
+	}
+	settings, warnings, err := config.Environ(os.Environ())
+	errs = append(errs, err, v.MergeConfigMap(hexNames(settings)))
+	if err := errors.Join(errs...); err != nil {
+		return config.Config{}, warnings, configError{err}
+	}
+	for name, key := range flagKeys {
+		if f := c.Flags().Lookup(name); f != nil { // the command has the flag
+			if err := v.BindPFlag(key, f); err != nil {
+				return config.Config{}, warnings, err
+			}
+		}
+	}
+
+	var cfg config.Config
+	if err := v.UnmarshalExact(&cfg, strictDecoding); err != nil {
+		return config.Config{}, warnings, configError{fmt.Errorf("merge the settings: %w", err)} // a bug
+	}
+	if err := cfg.Validate(); err != nil {
+		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}
+	}
+	return cfg, warnings, nil
+}
+
+// configFile reads the config file of c (see [configPath]); nil when the default one is missing.
+func configFile(c *cobra.Command) (*config.File, error) {
+	path, explicit := configPath(c)
+	f, err := config.ReadFile(path)
+	switch {
+	case err == nil:
+		return f, nil
+	case !explicit && errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: no such file", path)
+	}
+	if _, ok := errors.AsType[*config.ValueError](err); ok {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s: %w", path, err)
+}
+
+// hexNames is a source's settings (see [config.File.Settings]) as viper keeps them: the names of a map
+// setting (shell.env) hex-encoded, because viper folds the case of keys and splits them at dots, and they
+// are variable names, case-sensitive (http_proxy and HTTP_PROXY are two) and free to hold dots. The maps
+// so become sections to viper, which merges them key by key; [strictDecoding] decodes the names.
+func hexNames(settings map[string]any) map[string]any {
+	out := make(map[string]any, len(settings))
+	for key, value := range settings {
+		switch value := value.(type) {
+		case map[string]any: // a section
+			out[key] = hexNames(value)
+		case map[string]string:
+			m := make(map[string]any, len(value))
+			for name, s := range value {
+				m[hex.EncodeToString([]byte(name))] = s
+			}
+			out[key] = m
+		default:
+			out[key] = value
+		}
+	}
+	return out
+}
+
+// strictDecoding decodes viper's merged settings into a Config with no unknown key (UnmarshalExact) and
+// no weak typing, as every source was checked and typed before: a failure is a bug. Viper hands a float
+// flag's value on as the text pflag parsed, which is parsed again; map names are decoded by [namesFromHex].
+func strictDecoding(dc *mapstructure.DecoderConfig) {
+	dc.WeaklyTypedInput = false
+	dc.DecodeHook = mapstructure.ComposeDecodeHookFunc(mapstructure.StringToFloat64HookFunc(), wordsFromFlag, namesFromHex)
+}
+
+// wordsFromFlag splits the text of a words flag (--wrapper, which viper passes on as its String form, quoted)
+// back into its words; the flag checked them when it was set.
+func wordsFromFlag(from, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || to != reflect.TypeFor[config.Argv]() {
+		return data, nil
+	}
+	return config.SplitWords(s)
+}
+
+// namesFromHex turns a map setting that [hexNames] encoded back into names and values, for mapstructure.
+func namesFromHex(_, to reflect.Type, data any) (any, error) {
+	m, ok := data.(map[string]any)
+	if !ok || to != reflect.TypeFor[map[string]string]() {
+		return data, nil
+	}
+	out := make(map[string]string, len(m))
+	for h, value := range m {
+		name, err := hex.DecodeString(h)
+		s, isString := value.(string)
+		if err != nil || !isString {
+			return nil, fmt.Errorf("map entry %q: %v (%T)", h, err, value)
+		}
+		out[string(name)] = s
+	}
+	return out, nil
+}
+
+// flagValueError names the flag of the key a *config.KeyError is about: the file and the environment are
+// checked on their own and the defaults are valid, so a value out of range can only be a flag's.
+func flagValueError(c *cobra.Command, err error) error {
+	ke, ok := errors.AsType[*config.KeyError](err)
+	if !ok {
+		return err
+	}
+	for name, key := range flagKeys {
+		if f := c.Flags().Lookup(name); key == ke.Key && f != nil && f.Changed {
+			return &config.ValueError{Source: config.Source{Kind: config.FromFlag, Name: name}, Key: key, Msg: ke.Msg}
+		}
+	}
+	return err
+}
+
+// flagError rewords a flag value pflag could not parse, naming the flag and saying in words what it takes:
+// `--timeout: want a number of seconds, got "abc"` instead of strconv's text.
+func flagError(err error) error {
+	ive, ok := errors.AsType[*pflag.InvalidValueError](err)
+	if !ok {
+		return err
+	}
+	f := ive.GetFlag()
+	want := ""
+	if key, ok := flagKeys[f.Name]; ok {
+		want = config.Expected(key)
+	} else if _, ok := errors.AsType[*strconv.NumError](err); ok {
+		want = map[string]string{"bool": "true or false", "int": "a whole number", "int64": "a whole number",
+			"float64": "a number"}[f.Value.Type()]
+	}
+	if want == "" {
+		return fmt.Errorf("--%s: %w", f.Name, errors.Unwrap(ive))
+	}
+	if reason := errors.Unwrap(ive); reason != nil {
+		if _, isNum := errors.AsType[*strconv.NumError](err); !isNum {
+			return fmt.Errorf("--%s: want %s, got %q: %v", f.Name, want, ive.GetValue(), reason) // say why
+		}
+	}
+	return fmt.Errorf("--%s: want %s, got %q", f.Name, want, ive.GetValue())
 }
 
 // configPath is --config, else AGENTBASH_CONFIG (explicit: it must exist), else the default file, which
@@ -96,20 +215,4 @@ func configPath(c *cobra.Command) (path string, explicit bool) {
 		return config.ExpandHome(p), true
 	}
 	return config.DefaultFile(), false
-}
-
-// flagChanged reports whether a flag bound to key was given.
-func flagChanged(c *cobra.Command, key string) bool {
-	f := c.Flags().Lookup(flagOf(key))
-	return f != nil && f.Changed
-}
-
-// flagOf is the flag bound to key, or "".
-func flagOf(key string) string {
-	for flag, k := range flagKeys {
-		if k == key {
-			return flag
-		}
-	}
-	return ""
 }

@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbash/agentbash/pkg/proctitle"
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
@@ -41,8 +43,19 @@ func SystemIO() IO {
 	return ios
 }
 
-// Execute runs the CLI with args and calls exit with its status.
+// Execute runs the CLI with args (the process's own, os.Args[1:]) and calls exit with its status.
+//
+// First it hides agentbash's arguments from its command line (/proc/PID/cmdline, what ps and pgrep -f
+// read), which then shows only the program and the subcommand (`agentbash run`): a command that runs
+// `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
+// the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
+	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
+	title := []string{os.Args[0]}
+	if c, _, err := newRootCmd(info, SystemIO()).Find(args); err == nil {
+		title = append(title, strings.Fields(c.CommandPath())[1:]...)
+	}
+	_ = proctitle.Set(title...)
 	exit(Run(context.Background(), info, SystemIO(), args))
 }
 
@@ -71,7 +84,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: err, cmd: c.CommandPath()} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
 	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
 	registerCompletions(root)
 	return root
@@ -104,7 +117,9 @@ func (e usageError) Unwrap() error { return e.err }
 // configError is a broken configuration: exit 125 (SPEC §4).
 type configError struct{ err error }
 
-func (e configError) Error() string { return "config: " + e.err.Error() }
+func (e configError) Error() string {
+	return "config: " + strings.ReplaceAll(e.err.Error(), "\n", "\nconfig: ") // one line per bad setting
+}
 func (e configError) Unwrap() error { return e.err }
 
 func exitStatus(err error, stderr io.Writer) int {

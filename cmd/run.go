@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/normalize"
@@ -40,13 +41,18 @@ func newRunCmd(ios IO) *cobra.Command {
 clamp the timeout, run bash in its own session, keep a bounded tail of the output (the whole stream goes to
 an artifact), and print the result: JSON when stdout is not a terminal, text when it is.
 
-The command is one argument ('ls -la | head -5'), several arguments joined with single spaces
-(-- ls -la), or a file (-f FILE, -f - for stdin).
+The command is one argument, script text run as written ('ls -la | head -5'); or two or more arguments,
+an argv as timeout, env and nice take one: each is shell-quoted, so -- rm 'my file' removes one file and
+-- echo '$HOME' prints $HOME (earlier versions joined them with plain spaces); or a file (-f FILE, -f -
+for stdin). --prefix is shell text before the command ('set -o pipefail;'); --wrapper is a program the
+shell runs under ('nice -n 10'), which covers the whole command.
 
 Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no shell, bad config);
 126 blocked by an interceptor rule; 128+N agentbash was cancelled by signal N; 2 usage error.`,
 		Example: `  agentbash run 'go test ./... 2>&1 | tail -30'
   agentbash run --timeout 60 --cwd ~/src/app -- make test
+  agentbash run -- rm 'my file'
+  agentbash run --wrapper 'nice -n 10' 'cd build && make'
   agentbash run -f script.sh
   agentbash run --format text 'git log --oneline | head -n 5'`,
 		Args: usageArgs(cobra.ArbitraryArgs),
@@ -70,7 +76,9 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
 	fs.Int64("artifact-max-bytes", config.DefaultArtifactMaxBytes, "cap on one artifact in `BYTES`")
 	fs.String("shell", "", "shell `PATH` (default bash from PATH, else /bin/sh)")
-	fs.String("prefix", "", "run `PREFIX` COMMAND instead of COMMAND (e.g. 'nice -n 10')")
+	fs.String("prefix", "", "shell text put before the command: `PREFIX` COMMAND (e.g. 'set -o pipefail;')")
+	fs.Var(&wordsFlag{}, "wrapper", "run the shell under `ARGV`, split like shell words: 'nice -n 10' runs\n"+
+		"nice -n 10 bash -c COMMAND, so it covers the whole command ('' for none)")
 	fs.StringArrayVar(&f.env, "env", nil, "set `KEY=VALUE` in the command's environment (repeatable)")
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
@@ -93,14 +101,19 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		}
 	}
 
-	cfg, cfgErr := loadConfig(c)
+	cfg, cfgWarnings, cfgErr := loadConfigWarn(c)
 	if _, ok := errors.AsType[usageError](cfgErr); ok {
 		return cfgErr
 	}
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
 		r := pipeline.Failed(command, f.cwd, cfgErr)
-		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, f.preview)
+		r.Details.Warnings = cfgWarnings
+		text := textFormat(formatWithoutConfig(c), ios)
+		if !text {
+			_ = result.WriteWarnings(ios.Err, cfgWarnings) // text mode prints every warning itself
+		}
+		printResult(ios, r, text, nil, f.preview)
 		return exitError{code: r.Exit}
 	}
 	text := textFormat(cfg.Format, ios)
@@ -113,7 +126,8 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	o := pipeline.Options{
 		Command: command, Cwd: f.cwd, Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
 		Head: f.head.n, Tail: f.tail.n, NoNormalize: f.noNormalize,
-		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
+		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
+		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
 		Env:      append(envList(cfg.Shell.Env), f.env...),
 		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
 		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
@@ -127,6 +141,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
 		o.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
 	}
+	o.Warnings = cfgWarnings // in details.warnings; on stderr like a broken rule's
+	for _, w := range cfgWarnings {
+		if o.Warn != nil {
+			o.Warn(w)
+		}
+	}
 	var term *result.Terminal
 	if text && ios.OutIsTerminal {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
@@ -138,7 +158,8 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	return exitError{code: r.Exit}
 }
 
-// commandText is the command from -f FILE, -f -, or the arguments joined with single spaces (SPEC §3.1).
+// commandText is the command from -f FILE, -f -, or the arguments (SPEC §3.1): one argument is script text,
+// two or more are an argv, each shell-quoted (see [argvText]).
 func commandText(ios IO, f runFlags, args []string) (string, error) {
 	var command string
 	switch {
@@ -159,13 +180,33 @@ func commandText(ios IO, f runFlags, args []string) (string, error) {
 			return "", fmt.Errorf("read command: %w", err)
 		}
 		command = string(b)
+	case len(args) == 1:
+		command = args[0]
 	default:
-		command = strings.Join(args, " ")
+		var err error
+		if command, err = argvText(args); err != nil {
+			return "", err
+		}
 	}
 	if normalize.Trim(command) == "" {
 		return "", errors.New("no command given (want: agentbash run 'COMMAND')")
 	}
 	return command, nil
+}
+
+// argvText is the script that runs args as an argv, as timeout, env and nice take one: each argument
+// quoted for bash (mvdan.cc/sh/v3/syntax.Quote) and joined with single spaces, so `rm 'my file'` removes one
+// file and `echo '$HOME'` prints $HOME (SPEC §3.1). A plain word stays as it is (`ls -la`).
+func argvText(args []string) (string, error) {
+	words := make([]string, len(args))
+	for i, a := range args {
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			return "", fmt.Errorf("argument %d %q: %w", i+1, a, err)
+		}
+		words[i] = q
+	}
+	return strings.Join(words, " "), nil
 }
 
 // formatWithoutConfig is the format asked for by flag or environment, for when the config is broken.
@@ -196,6 +237,29 @@ func (l *lineLimit) Set(s string) error {
 }
 
 func (l *lineLimit) Type() string { return "N" }
+
+// wordsFlag is a flag whose value is split like shell words when given (--wrapper 'nice -n 10'), so a
+// malformed value is a usage error. String quotes the words back, for the config loader to split again.
+type wordsFlag struct{ words []string }
+
+func (w *wordsFlag) Set(s string) error {
+	words, err := config.SplitWords(s)
+	if err != nil {
+		return err
+	}
+	w.words = words
+	return nil
+}
+
+func (w *wordsFlag) String() string {
+	quoted := make([]string, len(w.words))
+	for i, word := range w.words {
+		quoted[i], _ = syntax.Quote(word, syntax.LangBash) // the words came from a shell parse: no NUL
+	}
+	return strings.Join(quoted, " ")
+}
+
+func (w *wordsFlag) Type() string { return "ARGV" }
 
 func textFormat(format string, ios IO) bool {
 	switch format {

@@ -73,6 +73,20 @@ func ValidID(id string) bool {
 	return true
 }
 
+// URLPrefix starts an artifact's name as results print it: artifact://17.
+const URLPrefix = "artifact://"
+
+// ParseRef returns the id named by ref, written as the id ("17") or as results print it
+// ("artifact://17"). Anything else ("../x", "artifact://", "artifact://x") is an error wrapping
+// ErrMalformedID.
+func ParseRef(ref string) (string, error) {
+	id := strings.TrimPrefix(ref, URLPrefix)
+	if !ValidID(id) {
+		return "", fmt.Errorf("%w: %q (want an id such as 17 or artifact://17)", ErrMalformedID, ref)
+	}
+	return id, nil
+}
+
 func checkID(id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("%w: %q (want digits only)", ErrMalformedID, id)

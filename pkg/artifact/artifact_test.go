@@ -289,3 +289,18 @@ func TestIDsNotReusedAfterPrune(t *testing.T) {
 		t.Errorf("id after prune = %s, want 4", id)
 	}
 }
+
+// TestParseRef: an artifact is named by its id or as the notice prints it; nothing else gets through.
+func TestParseRef(t *testing.T) {
+	for ref, want := range map[string]string{"17": "17", "artifact://17": "17", "007": "007"} {
+		if got, err := ParseRef(ref); err != nil || got != want {
+			t.Errorf("ParseRef(%q) = %q, %v; want %q", ref, got, err, want)
+		}
+	}
+	for _, ref := range []string{"", "../x", "artifact://", "artifact://x", "artifact://../1", "artifact:/1",
+		"ARTIFACT://1", "artifact://artifact://1", "artifact:// 1", "1 ", "x"} {
+		if _, err := ParseRef(ref); !errors.Is(err, ErrMalformedID) || !strings.Contains(err.Error(), strconv.Quote(ref)) {
+			t.Errorf("ParseRef(%q): %v, want a malformed-id error quoting it", ref, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package config holds agentbash's configuration (SPEC §4): its keys, their built-in defaults, and the
-// checks that turn a bad value into an error naming the key. Reading files, the environment and flags
-// is the CLI's job (cmd/config.go, with viper).
+// checks of each source on its own (a YAML file, the AGENTBASH_* variables), which turn a bad value into
+// an error that names where it came from. Layering the sources and the flags over the defaults is the
+// CLI's job (cmd/config.go, with viper).
 package config
 
 import (
@@ -18,7 +19,8 @@ import (
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Config is every key of SPEC §4. Field tags are the keys, camelCase.
+// Config is every key of SPEC §4. The mapstructure tags are the keys, camelCase; a new field (with its
+// default in [Default]) is a new key, with its AGENTBASH_* variable, for the file, the environment and viper.
 type Config struct {
 	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (SPEC §3.5).
 	Timeout float64 `mapstructure:"timeout"`
@@ -39,8 +41,12 @@ type Config struct {
 type Shell struct {
 	// Path is the shell; "" means bash from PATH, else /bin/sh.
 	Path string `mapstructure:"path"`
-	// Prefix, when set, makes the command `<prefix> <command>`.
+	// Prefix is shell text put before the command with a space (`set -o pipefail;`): the script becomes
+	// `<prefix> <command>`.
 	Prefix string `mapstructure:"prefix"`
+	// Wrapper is an argv put before the shell itself (`nice -n 10` runs `nice -n 10 bash -c <command>`),
+	// so it covers the whole command, `cd x && make` included. Empty: the shell runs directly.
+	Wrapper Argv `mapstructure:"wrapper"`
 	// Snapshot sources the user's aliases, functions and options from ~/.bashrc.
 	Snapshot bool `mapstructure:"snapshot"`
 	// Env is added to the command's environment after the non-interactive defaults.
@@ -90,7 +96,7 @@ func Default() Config {
 		MaxBytes:    DefaultMaxBytes,
 		Format:      "auto",
 		KillGrace:   DefaultKillGrace,
-		Shell:       Shell{Snapshot: true, Env: map[string]string{}},
+		Shell:       Shell{Snapshot: true, Env: map[string]string{}, Wrapper: Argv{}},
 		Artifacts:   Artifacts{MaxBytes: DefaultArtifactMaxBytes},
 		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
 		Result:      Result{NonZeroExit: result.NonZeroError},
@@ -143,6 +149,14 @@ func (c Config) Validate() error {
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !slices.Contains([]string{result.NonZeroError, result.NonZeroReport}, c.Result.NonZeroExit):
 		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
+	}
+	if len(c.Shell.Wrapper) > 0 && c.Shell.Wrapper[0] == "" {
+		return bad("shell.wrapper", "the first word must be the program to run, got an empty word")
+	}
+	for _, w := range c.Shell.Wrapper {
+		if strings.ContainsRune(w, 0) {
+			return bad("shell.wrapper", "a word holds a NUL byte: %q", w)
+		}
 	}
 	for k := range c.Shell.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

@@ -3,6 +3,8 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -32,6 +34,7 @@ func TestValidate(t *testing.T) {
 		"artifacts.maxBytes": func(c *Config) { c.Artifacts.MaxBytes = 0 },
 		"result.nonZeroExit": func(c *Config) { c.Result.NonZeroExit = "maybe" },
 		"shell.env":          func(c *Config) { c.Shell.Env = map[string]string{"A=B": "x"} },
+		"shell.wrapper":      func(c *Config) { c.Shell.Wrapper = Argv{"", "x"} },
 	} {
 		c := Default()
 		mutate(&c)
@@ -45,14 +48,14 @@ func TestValidate(t *testing.T) {
 func TestDefaultsCoverEveryKey(t *testing.T) {
 	keys := Defaults()
 	for _, k := range []string{"timeout", "maxBytes", "format", "killGrace", "shell.path", "shell.prefix",
-		"shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
+		"shell.wrapper", "shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
 		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 15 {
-		t.Errorf("%d keys, want 15", len(keys))
+	if len(keys) != 16 {
+		t.Errorf("%d keys, want 16", len(keys))
 	}
 }
 
@@ -68,5 +71,54 @@ func TestPaths(t *testing.T) {
 	c.Artifacts.Dir = "~/art"
 	if got := c.ArtifactDir(); got != filepath.Join(home, "art") {
 		t.Errorf("ArtifactDir = %q", got)
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"nice -n 10", []string{"nice", "-n", "10"}},
+		{"  ionice   -c3  ", []string{"ionice", "-c3"}},
+		{"", nil},
+		{"   ", nil},
+		{`env 'A=b c' "d e" f\ g`, []string{"env", "A=b c", "d e", "f g"}},
+		{`printf $'\t' ''`, []string{"printf", "\t", ""}},
+		{`taskset -c 0-3 ~/bin/x *`, []string{"taskset", "-c", "0-3", "~/bin/x", "*"}}, // nothing expanded
+		{`echo "a\$b"`, []string{"echo", "a$b"}},
+	} {
+		got, err := SplitWords(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("SplitWords(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{
+		"nice $X", "nice ${X}", "nice $(id)", "nice `id`", "nice $((1+2))", "nice <(x)",
+		"nice; rm x", "nice | cat", "nice && x", "nice > f", "A=1 nice", "nice &", "! nice",
+		"nice {a,b}", "nice 'unterminated", "nice @(a|b)",
+	} {
+		if got, err := SplitWords(in); err == nil {
+			t.Errorf("SplitWords(%q) = %q, want an error", in, got)
+		}
+	}
+}
+
+func TestEnvironWrapperSplitsWords(t *testing.T) {
+	got, _, err := Environ([]string{"AGENTBASH_SHELL_WRAPPER=nice -n 'ten x'", "AGENTBASH_INTERCEPTOR_TOOLS=read,grep find"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, _ := got["shell"].(map[string]any)
+	if w, _ := shell["wrapper"].(Argv); !slices.Equal(w, Argv{"nice", "-n", "ten x"}) {
+		t.Errorf("wrapper %#v", shell["wrapper"])
+	}
+	// Other lists still split on commas and blanks.
+	ic, _ := got["interceptor"].(map[string]any)
+	if tools, _ := ic["tools"].([]string); !slices.Equal(tools, []string{"read", "grep", "find"}) {
+		t.Errorf("tools %#v", ic["tools"])
+	}
+	if _, _, err := Environ([]string{"AGENTBASH_SHELL_WRAPPER=nice $X"}); err == nil || !strings.Contains(err.Error(), "AGENTBASH_SHELL_WRAPPER") {
+		t.Errorf("a wrapper with an expansion: err %v, want one naming the variable", err)
 	}
 }

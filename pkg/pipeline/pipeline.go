@@ -33,7 +33,8 @@ type Options struct {
 	Stdin       io.Reader // the command's stdin; nil is /dev/null (§3.1)
 
 	Shell    string   // shell path or name; "" for bash, else /bin/sh (§3.7)
-	Prefix   string   // shell.prefix: the command becomes `<prefix> <command>`
+	Prefix   string   // shell.prefix, shell text: the command becomes `<prefix> <command>`
+	Wrapper  []string // shell.wrapper, an argv before the shell: `nice -n 10 bash -c <command>`
 	Env      []string // KEY=VALUE layers after the defaults: shell.env, then --env
 	Snapshot bool     // source the user's bash snapshot (§3.7)
 	// SnapshotDir caches snapshots; "" turns them off.
@@ -82,6 +83,7 @@ func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String()
 // Run runs o through every stage and returns the result; it never fails: problems are results.
 func Run(ctx context.Context, o Options) result.Result {
 	start := time.Now()
+	run.CloseInheritedDescriptors() // before the snapshot starts its shell, too (SPEC §3.7)
 	command := normalize.Trim(o.Command)
 	in := result.Input{
 		Command:     command,
@@ -201,6 +203,7 @@ func Run(ctx context.Context, o Options) result.Result {
 	outcome, err := exe.Run(ctx, run.Spec{
 		Command:   toRun,
 		Shell:     shell,
+		Wrapper:   o.Wrapper,
 		Dir:       cwd,
 		Env:       env,
 		Stdin:     o.Stdin,
@@ -231,6 +234,9 @@ func Run(ctx context.Context, o Options) result.Result {
 	}
 	in.Outcome = &outcome
 	in.Summary = &summary
+	if summary.ArtifactID != "" {
+		in.ArtifactPath, _ = store.Path(summary.ArtifactID) // absolute: dir is (§3.6)
+	}
 	in.Duration = outcome.Duration
 	if outcome.Cancelled {
 		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {

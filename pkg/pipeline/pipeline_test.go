@@ -55,3 +55,37 @@ func TestShownOutputMatchesBash(t *testing.T) {
 		t.Errorf("only %d of %d pipelines had a limit extracted", extracted, len(corpus))
 	}
 }
+
+// TestArtifactPath: whenever a result names an artifact, details.artifactPath is its file's absolute
+// path, even for a relative artifact directory (SPEC §3.6); without an artifact there is no path.
+func TestArtifactPath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, tc := range []struct {
+		command string
+		dir     string
+	}{
+		{"seq 1 100000", filepath.Join(t.TempDir(), "abs")},
+		{"seq 1 100000", "rel"},
+		{"seq 1 20 | head -n 3", "rel"},
+		{"printf 'a\\0b'", "rel"},
+		{"seq 1 100000; exit 3", "rel"},
+	} {
+		o := options(t, tc.command)
+		o.ArtifactDir = tc.dir
+		d := Run(context.Background(), o).Details
+		if d.ArtifactID == "" {
+			t.Errorf("%q: no artifact", tc.command)
+			continue
+		}
+		want, _ := filepath.Abs(filepath.Join(tc.dir, d.ArtifactID+".log"))
+		if d.ArtifactPath != want {
+			t.Errorf("%q: artifactPath %q, want %q", tc.command, d.ArtifactPath, want)
+		}
+		if fi, err := os.Stat(d.ArtifactPath); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%q: %v", tc.command, err)
+		}
+	}
+	if d := Run(context.Background(), options(t, "echo short")).Details; d.ArtifactID != "" || d.ArtifactPath != "" {
+		t.Errorf("short output: artifact %q at %q", d.ArtifactID, d.ArtifactPath)
+	}
+}

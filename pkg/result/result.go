@@ -97,6 +97,7 @@ type Details struct {
 	Head              *int            `json:"head,omitempty"`
 	Tail              *int            `json:"tail,omitempty"`
 	ArtifactID        string          `json:"artifactId,omitempty"`
+	ArtifactPath      string          `json:"artifactPath,omitempty"` // absolute; set whenever ArtifactID is (SPEC §3.6)
 	ProducerStatus    *ProducerStatus `json:"producerStatus,omitempty"`
 	Meta              *Meta           `json:"meta,omitempty"`
 	Blocked           *Blocked        `json:"blocked,omitempty"`
@@ -166,6 +167,7 @@ type Input struct {
 	CancelSignal      int // the signal that cancelled agentbash, for the exit status
 	Duration          time.Duration
 	Warnings          []string
+	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 }
 
 // Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
@@ -226,6 +228,9 @@ func fromOutcome(in Input, d *Details) Result {
 	d.Warnings = append(d.Warnings, o.Warnings...)
 	d.Warnings = append(d.Warnings, s.Warnings...)
 	d.ArtifactID = s.ArtifactID
+	if s.ArtifactID != "" {
+		d.ArtifactPath = in.ArtifactPath
+	}
 	if o.ExitCode >= 0 {
 		d.ExitCode = new(o.ExitCode)
 	}

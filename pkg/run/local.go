@@ -7,7 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,11 +34,41 @@ const reapWait = 5 * time.Second
 // commands side by side needs per-run attribution (a cgroup per run) first.
 var running sync.Mutex
 
-// prepare makes this process the subreaper and reserves spare threads, once.
+// prepare makes this process the subreaper, closes inherited descriptors to children and reserves spare
+// threads, once.
 var prepare = sync.OnceFunc(func() {
+	CloseInheritedDescriptors()
 	becomeSubreaper()
 	reserveThreads()
 })
+
+// CloseInheritedDescriptors makes sure that the processes this one starts see only the descriptors they
+// are given (0, 1 and 2 for a command, SPEC §3.7): every descriptor from 3 up that agentbash inherited
+// from its caller (a pipe the caller left open, say) is marked close-on-exec, so it is closed in every
+// child. Go opens its own descriptors close-on-exec already, so they keep working, and descriptors a
+// child is given on purpose (exec.Cmd's ExtraFiles) are set up after the mark. Call it before the first
+// child is started (the shell snapshot included); calls after the first do nothing.
+func CloseInheritedDescriptors() { closeInherited() }
+
+var closeInherited = sync.OnceFunc(markInheritedCloseOnExec)
+
+// markEachCloseOnExec sets FD_CLOEXEC on every descriptor from 3 up that dir (/proc/self/fd, /dev/fd)
+// lists. The descriptor that reads dir is among them; it is closed anyway.
+func markEachCloseOnExec(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			_, _ = unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC)
+		}
+	}
+}
 
 // Run starts spec.Command and supervises it to the end. See [Executor]. Runs in one process are
 // serialized (see running).
@@ -45,6 +79,9 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if spec.Timeout <= 0 {
 		return Outcome{}, fmt.Errorf("run: timeout must be positive, got %v", spec.Timeout)
 	}
+	if err := checkCommand(spec.Command); err != nil {
+		return Outcome{}, err
+	}
 	stdin, closeStdin, err := openStdin(spec.Stdin)
 	if err != nil {
 		return Outcome{}, err
@@ -54,34 +91,22 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
-
-	args, cleanup, err := shellArgs(spec.Command)
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		return Outcome{}, err
-	}
-	defer cleanup()
-	cmd := exec.Command(spec.Shell, args...)
-	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
-	cmd.Stdin = stdin
-	cmd.Stdout = pw // one pipe for both streams keeps their order (SPEC §3.7)
-	cmd.Stderr = pw
-	cmd.SysProcAttr = sysProcAttr()
 	prepare()
 
 	started := make(chan error, 1)
 	exited := make(chan *os.ProcessState, 1)
+	var cmd *exec.Cmd
 	go func() {
 		// The parent-death signal fires when the thread that forked the child exits, and the runtime may
 		// retire an unlocked thread at any time (golang/go#27505). Lock it and never unlock: the thread then
 		// ends with this goroutine, after the shell has been reaped.
 		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
+		c, err := startShell(spec, stdin, pw)
+		if err != nil {
 			started <- err
 			return
 		}
+		cmd = c
 		started <- nil
 		_ = cmd.Wait() // the status is in ProcessState; Wait has no copy goroutines to wait for
 		exited <- cmd.ProcessState
@@ -89,7 +114,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err := <-started; err != nil {
 		pw.Close()
 		pr.Close()
-		return Outcome{}, startError(spec.Shell, err)
+		return Outcome{}, err
 	}
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	pid := cmd.Process.Pid
@@ -136,25 +161,120 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	return out, nil
 }
 
-// MaxArgBytes is the longest command passed as `-c` argument; Linux refuses a single argument over
-// 128 KiB (MAX_ARG_STRLEN). A longer script is written to a private temporary file that the shell runs.
-const MaxArgBytes = 100_000
+// MaxArgBytes is the longest command passed to the shell as its `-c` argument: Linux refuses one argument
+// of 32 pages or more (MAX_ARG_STRLEN, 128 KiB with 4 KiB pages). A longer command is passed on a
+// descriptor instead (see [startShell]).
+var MaxArgBytes = 32*os.Getpagesize() - 1
 
-// shellArgs returns the shell's arguments for command and a function that removes what it created.
-func shellArgs(command string) ([]string, func(), error) {
-	if len(command) <= MaxArgBytes {
-		return []string{"-c", command}, func() {}, nil
+// Loaders: the `-c` script that runs a long command from descriptor 3, which it closes before the
+// command runs, so the command sees only 0, 1 and 2 (SPEC §3.7). The loader is one line, so the command's
+// lines are numbered from 1; its words are \-quoted (no alias of the user's snapshot applies) and bash's
+// go through `builtin` (no function of the snapshot replaces them), but for `exec`, whose redirections
+// would be undone after `builtin` (the snapshot leaves out functions named exec).
+//
+// bash reads the command into BASH_EXECUTION_STRING, which under `bash -c COMMAND` holds COMMAND itself,
+// and runs it with eval. So the command behaves as the same text given to `-c`: the same $0 (the shell's
+// argv[0]), no BASH_SOURCE, no positional parameters, the same $LINENO and `bash: line N:` in error
+// messages, aliases it defines work on its later lines, `exit N` ends the shell with N. What differs,
+// because no argument can be that long: a syntax error says `bash: eval: line N:` instead of
+// `bash: -c: line N:`; before the command's first command ends, $_ is $0 (`: "$0"`; a short command
+// sees what the snapshot's last line left there) and PIPESTATUS is already set; the shell's own command line (ps)
+// shows the loader, not the command; and bash does not replace itself with the command's last program.
+//
+// Other shells (sh, dash, zsh) get a POSIX loader that reads the command with cat (from PATH) and runs it
+// with eval (the same $0 and positional parameters); the shell keeps a close-on-exec copy of descriptor 3
+// while the command runs, which its children do not get.
+const (
+	bashLoader = `IFS= \builtin read -r -d '' -u 3 BASH_EXECUTION_STRING 2>/dev/null; \exec 3<&-; ` +
+		`if \builtin test -z "$BASH_EXECUTION_STRING"; then ` + loaderFailed + `; fi; ` +
+		`\builtin : "$0"; \builtin eval "$BASH_EXECUTION_STRING"`
+	posixLoader = `\eval "$(\command cat <&3 || \command echo '` + loaderFailed + `')" 3<&-`
+	// loaderFailed reports a descriptor 3 that a wrapper closed (sudo closes every descriptor from 3 up).
+	loaderFailed = `\command echo "agentbash: the command is too long for one argument and could not be read ` +
+		`from descriptor 3 (a wrapper that closes descriptors, such as sudo, cannot run it)" >&2; \command exit 125`
+)
+
+// checkCommand refuses a command that no shell can be given: one with a NUL byte (an argument cannot hold
+// one, and a long command would be cut at it).
+func checkCommand(command string) error {
+	if i := strings.IndexByte(command, 0); i >= 0 {
+		return fmt.Errorf("the command holds a NUL byte (at byte %d): a shell command cannot contain one", i)
 	}
-	f, err := os.CreateTemp("", "agentbash-script-*.sh")
+	return nil
+}
+
+// startShell starts spec's shell, under spec.Wrapper when set, with stdin and with out as stdout and
+// stderr. A command up to [MaxArgBytes] is the `-c` argument (`bash -c COMMAND`). A longer one, or one the
+// kernel refuses (E2BIG: a large environment leaves less room), is written to an in-memory file (memfd;
+// a pipe where there is none) given to the shell as descriptor 3, and `-c` gets a loader that reads and
+// closes it, then runs the command (see [bashLoader]); no temporary file, no dependence on $TMPDIR.
+func startShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
+	program, sentinel := spec.Shell, ErrShellNotFound
+	if len(spec.Wrapper) > 0 {
+		program, sentinel = spec.Wrapper[0], ErrWrapperNotFound
+		if _, err := exec.LookPath(program); err != nil {
+			return nil, startError(sentinel, program, err)
+		}
+	}
+	viaFD := len(spec.Command) > MaxArgBytes
+	for {
+		script := spec.Command
+		if viaFD {
+			script = posixLoader
+			if filepath.Base(spec.Shell) == "bash" {
+				script = bashLoader
+			}
+		}
+		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), "-c", script)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = spec.Dir
+		cmd.Env = withoutLastArg(spec.Env)
+		cmd.Stdin = stdin
+		cmd.Stdout = out // one pipe for both streams keeps their order (SPEC §3.7)
+		cmd.Stderr = out
+		cmd.SysProcAttr = sysProcAttr()
+		if viaFD {
+			f, err := commandFile(spec.Command)
+			if err != nil {
+				return nil, err
+			}
+			cmd.ExtraFiles = []*os.File{f} // descriptor 3 (commandFD) in the shell
+			defer f.Close()
+		}
+		err := cmd.Start()
+		if err != nil && !viaFD && errors.Is(err, syscall.E2BIG) {
+			viaFD = true
+			continue
+		}
+		if err != nil {
+			return nil, startError(sentinel, program, err)
+		}
+		return cmd, nil
+	}
+}
+
+// withoutLastArg is env without `_`. A shell sets `_` to the path of each program it runs; the value
+// agentbash inherited is its caller's (usually agentbash's own path). Without it, the shell starts with
+// $_ equal to $0 whether the command came as `-c` argument or through a loader.
+func withoutLastArg(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "_=") })
+}
+
+// commandFile returns a file open for reading that holds command, to pass as a child's descriptor: an
+// in-memory file, or the read end of a pipe that a goroutine fills.
+func commandFile(command string) (*os.File, error) {
+	if f, err := memFile("agentbash-command", command); err == nil {
+		return f, nil
+	}
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("write long script: %w", err)
+		return nil, fmt.Errorf("pass the long command: %w", err)
 	}
-	_, werr := f.WriteString(command)
-	if cerr := f.Close(); werr != nil || cerr != nil {
-		os.Remove(f.Name())
-		return nil, nil, fmt.Errorf("write long script: %w", errors.Join(werr, cerr))
-	}
-	return []string{f.Name()}, func() { os.Remove(f.Name()) }, nil
+	go func() {
+		_, _ = io.WriteString(pw, command) // fails with EPIPE if the shell is gone without reading it all
+		pw.Close()
+	}()
+	return pr, nil
 }
 
 // terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has
@@ -276,12 +396,16 @@ func setStatus(out *Outcome, state *os.ProcessState) {
 	}
 }
 
-// startError turns a failed start into a clear error; a missing shell wraps [ErrShellNotFound].
-func startError(shell string, err error) error {
+// startError turns a failed start of program into a clear error; a program that is missing or cannot be
+// executed wraps notFound ([ErrShellNotFound], [ErrWrapperNotFound]).
+func startError(notFound error, program string, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-		return fmt.Errorf("%w: %s: %v", ErrShellNotFound, shell, err)
+		if ee, ok := errors.AsType[*exec.Error](err); ok {
+			err = ee.Err // its text repeats the program's name
+		}
+		return fmt.Errorf("%w: %s: %v", notFound, program, err)
 	}
-	return fmt.Errorf("start %s: %w", shell, err)
+	return fmt.Errorf("start %s: %w", program, err)
 }
 
 // drainer copies the pipe into the output until EOF, until the output refuses data, until LimitReadOn has

@@ -2,6 +2,9 @@ package run
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +19,34 @@ import (
 // shell's pid, with no controlling terminal) and asks the kernel to SIGKILL it if agentbash dies.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// markInheritedCloseOnExec marks every descriptor from 3 up close-on-exec: with close_range(2) and
+// CLOSE_RANGE_CLOEXEC (Linux 5.11), else one by one from /proc/self/fd.
+func markInheritedCloseOnExec() {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	markEachCloseOnExec("/proc/self/fd")
+}
+
+// memFile returns an in-memory file (memfd_create(2)) that holds data, open for reading at offset 0 and
+// close-on-exec (a child gets it only through ExtraFiles). It needs no file system and no $TMPDIR.
+func memFile(name, data string) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.WriteString(data); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("seek %s: %w", name, err)
+	}
+	return f, nil
 }
 
 // becomeSubreaper makes orphaned descendants (setsid, nohup, double forks) reparent to this process

@@ -2,12 +2,22 @@
 
 package run
 
-import "syscall"
+import (
+	"errors"
+	"os"
+	"syscall"
+)
 
 // sysProcAttr starts the shell in a new session, which is also a new process group.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setsid: true}
 }
+
+// markInheritedCloseOnExec marks every descriptor from 3 up close-on-exec, one by one from /dev/fd.
+func markInheritedCloseOnExec() { markEachCloseOnExec("/dev/fd") }
+
+// memFile is Linux-only (memfd_create); elsewhere a long command goes through a pipe.
+func memFile(name, data string) (*os.File, error) { return nil, errors.ErrUnsupported }
 
 // becomeSubreaper is Linux-only; elsewhere the process group is what gets killed.
 func becomeSubreaper() {}

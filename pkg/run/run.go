@@ -21,6 +21,9 @@ type Spec struct {
 	Command string
 	// Shell is the shell's path (absolute, or a name looked up in PATH).
 	Shell string
+	// Wrapper, when set, is an argv the shell runs under: Wrapper[0] (looked up in PATH) is started with
+	// the rest of Wrapper, then the shell and its arguments (`nice -n 10 bash -c <command>`).
+	Wrapper []string
 	// Dir is the absolute working directory; it must exist.
 	Dir string
 	// Env is the whole environment of the command, as KEY=VALUE.
@@ -91,6 +94,10 @@ const LimitReadOn = 250 * time.Millisecond
 
 // ErrShellNotFound is returned (wrapped) when the shell cannot be found or executed.
 var ErrShellNotFound = errors.New("shell not found")
+
+// ErrWrapperNotFound is returned (wrapped) when the wrapper program (shell.wrapper) cannot be found or
+// executed.
+var ErrWrapperNotFound = errors.New("wrapper program not found")
 
 // ExitStatus is the status bash would report for o: the exit code, or 128+N for death by signal N.
 func (o Outcome) ExitStatus() int {

@@ -359,6 +359,216 @@ func TestRunLongScript(t *testing.T) {
 	}
 }
 
+// runOutput runs command (with stdin when given) and returns its output and exit status.
+func runOutput(t *testing.T, command, stdin string) (string, int) {
+	t.Helper()
+	var out buffer
+	s := spec(t, command, &out)
+	if stdin != "" {
+		s.Stdin = strings.NewReader(stdin)
+	}
+	o, err := Local{}.Run(context.Background(), s)
+	if err != nil {
+		t.Fatalf("%.60q: %v", command, err)
+	}
+	return out.String(), o.ExitStatus()
+}
+
+// A command too long for one argument runs through the loader; it must behave as the same text given to
+// `bash -c` (SPEC §3.7). Each probe runs as written and padded past MaxArgBytes with a last comment line,
+// which changes nothing but the length.
+func TestRunLongCommandSameAsShort(t *testing.T) {
+	pad := "\n#" + strings.Repeat("p", MaxArgBytes)
+	for name, probe := range map[string]string{
+		"$0, BASH_SOURCE, arguments, LINENO":  `echo "$0|${BASH_SOURCE[0]-unset}|${#BASH_SOURCE[@]}|$#|$*|$LINENO"; echo "$LINENO"`,
+		"$_ and $? at the start":              `echo "[$_] $?"`,
+		"error message names the line":        "true\nno_such_command_xyz; echo \"status $?\"",
+		"alias defined earlier in the script": "shopt -s expand_aliases\nalias hi='echo alias works'\nhi",
+		"exit N":                              "echo before; exit 7; echo after",
+		"exit in a subshell":                  "(exit 3); echo $?",
+		"errexit":                             "set -e; false; echo not reached",
+		"trap on exit":                        "trap 'echo bye' EXIT; echo hi",
+		"functions and return":                `f() { echo "${FUNCNAME[0]} $LINENO $#"; return 4; }; f a b; echo $?`,
+		"return at top level":                 "return 2; echo after",
+		"stdin is the command's":              "read -r line; echo \"got $line\"; read -r line; echo \"then $line\"",
+		"descriptors":                         `ls /proc/self/fd | tr '\n' ' '; echo; ls /proc/$$/fd | tr '\n' ' '`,
+		"variables":                           "true\n" + `compgen -v | grep -vx BASH_EXECUTION_STRING | tr '\n' ' '`,
+		"execution string":                    `echo "${BASH_EXECUTION_STRING:0:30}"`,
+		"exec replaces the shell":             `exec echo replaced; echo not reached`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			short, shortStatus := runOutput(t, probe, "one\ntwo\n")
+			long, longStatus := runOutput(t, probe+pad, "one\ntwo\n")
+			if short != long || shortStatus != longStatus {
+				t.Errorf("short: %d %q\nlong:  %d %q", shortStatus, short, longStatus, long)
+			}
+		})
+	}
+}
+
+// The one difference that remains: bash names the input of a syntax error `eval`, not `-c`.
+func TestRunLongCommandSyntaxError(t *testing.T) {
+	probe := "echo a\necho b; oops )"
+	short, _ := runOutput(t, probe, "")
+	long, status := runOutput(t, probe+"\n#"+strings.Repeat("p", MaxArgBytes), "")
+	if status != 2 || !strings.Contains(short, ": -c: line 2: syntax error") ||
+		strings.ReplaceAll(long, ": eval: line", ": -c: line") != short {
+		t.Errorf("short %q\nlong %q (status %d)", short, long, status)
+	}
+}
+
+// A script over 2 MiB (more than every argument and the environment may hold together) runs whole.
+func TestRunCommandOverTwoMiB(t *testing.T) {
+	command := strings.Repeat("x=$((x+1))\n", 250_000) + `echo "$x $LINENO"`
+	if len(command) <= 2<<20 {
+		t.Fatalf("command is only %d bytes", len(command))
+	}
+	if out, status := runOutput(t, command, ""); out != "250000 250001\n" || status != 0 {
+		t.Errorf("got %d %q", status, out)
+	}
+}
+
+// A command that fits in one argument, but not together with a large environment (E2BIG), goes through
+// the loader too. The argument space is a quarter of the stack limit, lowered here to make it small.
+func TestRunArgumentListTooLongFallsBack(t *testing.T) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_STACK, &lim); err != nil {
+		t.Skip(err)
+	}
+	low := lim
+	low.Cur = 1 << 20 // argv + environment may then hold 256 KiB
+	if err := unix.Setrlimit(unix.RLIMIT_STACK, &low); err != nil {
+		t.Skip(err)
+	}
+	defer unix.Setrlimit(unix.RLIMIT_STACK, &lim)
+	var out buffer
+	s := spec(t, "echo $((${#BIG1} + ${#BIG2}))\n#"+strings.Repeat("p", 100_000), &out)
+	s.Env = append(s.Env, "BIG1="+strings.Repeat("e", 90_000), "BIG2="+strings.Repeat("e", 90_000))
+	o, err := Local{}.Run(context.Background(), s)
+	if err != nil || o.ExitCode != 0 || out.String() != "180000\n" {
+		t.Errorf("outcome %+v err %v output %q", o, err, out.String())
+	}
+}
+
+func TestRunCommandWithNULIsAnError(t *testing.T) {
+	var out buffer
+	_, err := Local{}.Run(context.Background(), spec(t, "echo a\x00b", &out))
+	if err == nil || !strings.Contains(err.Error(), "NUL byte (at byte 6)") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The wrapper is an argv before the shell, so it covers the whole command, a chain included (SPEC §3.7).
+func TestRunWrapper(t *testing.T) {
+	base, _ := runOutput(t, "nice", "")
+	for _, tc := range []struct {
+		name    string
+		wrapper []string
+		command string
+		want    string
+	}{
+		{"nice covers a chain", []string{"nice", "-n", "5"}, "cd / && nice", fmt.Sprint(min(19, atoi(t, base)+5)) + "\n"},
+		{"env sets a variable", []string{"env", "FOO=a b"}, `echo "$FOO"`, "a b\n"},
+		{"long command under a wrapper", []string{"env", "FOO=x"}, "echo $FOO\n#" + strings.Repeat("p", MaxArgBytes), "x\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out buffer
+			s := spec(t, tc.command, &out)
+			s.Wrapper = tc.wrapper
+			o, err := Local{}.Run(context.Background(), s)
+			if err != nil || o.ExitCode != 0 || out.String() != tc.want {
+				t.Errorf("outcome %+v err %v output %q, want %q", o, err, out.String(), tc.want)
+			}
+		})
+	}
+	var out buffer
+	s := spec(t, "true", &out)
+	s.Wrapper = []string{"no-such-wrapper-xyz", "-n", "1"}
+	_, err := Local{}.Run(context.Background(), s)
+	if !errors.Is(err, ErrWrapperNotFound) || err.Error() !=
+		"wrapper program not found: no-such-wrapper-xyz: executable file not found in $PATH" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscan(s, &n); err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}
+
+// Descriptors agentbash inherited are closed in the command; Go's own keep working (SPEC §3.7).
+func TestInheritedDescriptorsAreClosedInTheCommand(t *testing.T) {
+	var fds [2]int
+	if err := unix.Pipe(fds[:]); err != nil { // no O_CLOEXEC: as a caller's pipe arrives
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[0])
+	defer unix.Close(fds[1])
+	for _, mark := range []func(){markInheritedCloseOnExec, func() { markEachCloseOnExec("/proc/self/fd") }} {
+		for _, fd := range fds {
+			unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0)
+		}
+		mark()
+		for _, fd := range fds {
+			if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC == 0 {
+				t.Errorf("fd %d: flags %v, %v; want close-on-exec", fd, flags, err)
+			}
+		}
+	}
+	CloseInheritedDescriptors()
+	for _, command := range []string{"ls /proc/self/fd", "ls /proc/self/fd\n#" + strings.Repeat("p", MaxArgBytes)} {
+		// ls opens 3 itself, to read the directory.
+		if out, _ := runOutput(t, command, ""); out != "0\n1\n2\n3\n" {
+			t.Errorf("the command sees descriptors %q", out)
+		}
+	}
+}
+
+// Started from a directory that was removed: the directory is $PWD, else the path the kernel keeps
+// (SPEC §3.4), and it does not exist; never a bare getwd error.
+func TestResolveDirRemovedStartDir(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pwd      func(dir string) string // "" unsets PWD
+		recreate bool
+		want     func(dir string) string
+	}{
+		{"PWD names it", func(d string) string { return d }, false, func(d string) string { return TextDirNotExist + d }},
+		{"PWD unset", func(string) string { return "" }, false, func(d string) string { return TextDirNotExist + d }},
+		{"PWD relative", func(string) string { return "rel" }, false, func(d string) string { return TextDirNotExist + d }},
+		{"made again", func(d string) string { return d }, true, func(d string) string { return TextDirReplaced + d + TextDirReplacedHint }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "gone")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(dir)
+			if err := os.Remove(dir); err != nil {
+				t.Fatal(err)
+			}
+			if tc.recreate {
+				os.Mkdir(dir, 0o755)
+			}
+			t.Setenv("PWD", tc.pwd(dir))
+			if tc.pwd(dir) == "" {
+				os.Unsetenv("PWD")
+			}
+			got, err := ResolveDir("", "/home")
+			if err == nil || err.Error() != tc.want(dir) || got != dir {
+				t.Errorf("ResolveDir = %q, %v; want %q, %q", got, err, dir, tc.want(dir))
+			}
+			if got, err := ResolveDir("sub", "/home"); err == nil || got != filepath.Join(dir, "sub") {
+				t.Errorf("ResolveDir(sub) = %q, %v", got, err)
+			}
+		})
+	}
+}
+
 func TestResolveDirNotAccessible(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root can enter any directory")

@@ -1,24 +1,23 @@
-// Package snapshot captures the user's bash aliases, functions and shell options from ~/.bashrc into a
-// cached script that agentbash sources before each command, so the agent's shell behaves like the
-// user's (SPEC §3.7). Exported variables are not captured: the environment is the runner's.
+// Package snapshot captures what the user's interactive bash defines from ~/.bashrc — aliases, functions,
+// shell options and the PATH entries the rc adds — into a cached script that agentbash sources before each
+// command, so the agent's shell behaves like the user's (SPEC §3.7). Other exported variables are not
+// captured: the environment is the runner's.
 //
-// The script is generated once per change of the rc file (its modification time and size are the cache
-// key), in its own session with no inherited stdio, and killed after [Timeout]; a failure is cached too, so
-// a .bashrc that hangs costs [Timeout] once, not on every run.
+// The script is generated when the cache is missing or any file it was built from changed (the rc and
+// every file the rc sourced, directly or not; their modification times and sizes are the cache key), in
+// its own session with no inherited stdio, and killed after [Timeout]; a failure is cached too, so a
+// .bashrc that hangs costs [Timeout] once, not on every run.
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 )
 
@@ -39,21 +38,59 @@ type Options struct {
 	Shell    string   // absolute path of bash
 	RCFile   string   // usually ~/.bashrc
 	CacheDir string   // directory for snapshot files (created 0700)
-	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped)
+	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped); its PATH is the inherited one
 	Timeout  time.Duration
 }
 
-// Ensure returns the path of an up-to-date snapshot of o.RCFile, generating it when the cache is missing
-// or stale. It returns "" and no warning when there is no rc file (no extra process is started), and ""
-// with a warning when the snapshot could not be made. A failure is cached against the rc file's
-// modification time and size: later calls return "" quietly until the file changes.
-func Ensure(ctx context.Context, o Options) (path, warning string) {
-	fi, err := os.Stat(o.RCFile)
+// stamp is the cache key of a snapshot, kept beside it as JSON: the files it was built from, each with
+// its modification time and size as they were when the rc was read, and how the generation ended.
+type stamp struct {
+	Version int         `json:"version"`
+	Status  string      `json:"status"` // "ok" or "failed: <reason>"
+	Files   []fileStamp `json:"files"`  // the rc first
+}
+
+type fileStamp struct {
+	Path    string `json:"path"`
+	ModTime int64  `json:"mtime"` // Unix nanoseconds; 0 when the file did not exist
+	Size    int64  `json:"size"`  // bytes; -1 when the file did not exist
+}
+
+// stampVersion changes when the snapshot's format does, so older caches are rebuilt.
+const stampVersion = 2
+
+func statFile(path string) fileStamp {
+	fi, err := os.Stat(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", ""
+		return fileStamp{Path: path, Size: -1}
+	}
+	return fileStamp{Path: path, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}
+}
+
+// fresh reports whether every file of s is as it was when s was written.
+func (s stamp) fresh() bool {
+	if s.Version != stampVersion || len(s.Files) == 0 {
+		return false
+	}
+	for _, f := range s.Files {
+		if statFile(f.Path) != f {
+			return false
 		}
-		return "", fmt.Sprintf("shell snapshot skipped: %v", err)
+	}
+	return true
+}
+
+// Ensure returns the path of an up-to-date snapshot of o.RCFile, generating it when the cache is missing
+// or any file it was built from has changed. It returns "" and no warning when there is no rc file (no
+// extra process is started), and "" with a warning when the snapshot could not be made. A failure is
+// cached against the same files: later calls return "" quietly until one of them changes.
+func Ensure(ctx context.Context, o Options) (path, warning string) {
+	rcStamp := statFile(o.RCFile)
+	if rcStamp.Size < 0 {
+		if _, err := os.Stat(o.RCFile); !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Sprintf("shell snapshot skipped: %v", err)
+		}
+		return "", ""
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = Timeout
@@ -61,90 +98,54 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	key := sha256.Sum256([]byte(o.Shell + "\x00" + o.RCFile))
 	base := filepath.Join(o.CacheDir, "bash-"+hex.EncodeToString(key[:8]))
 	script, stampFile := base+".sh", base+".stamp"
-	stamp := fmt.Sprintf("%d %d", fi.ModTime().UnixNano(), fi.Size())
 
 	if b, err := os.ReadFile(stampFile); err == nil {
-		cachedStamp, status, _ := strings.Cut(string(b), "\n")
-		if cachedStamp == stamp {
-			if status == "ok" && fileExists(script) {
+		var cached stamp
+		if json.Unmarshal(b, &cached) == nil && cached.fresh() && cached.Files[0].Path == o.RCFile {
+			switch {
+			case cached.Status == "ok" && fileExists(script):
 				return script, ""
-			}
-			if strings.HasPrefix(status, "failed: ") {
-				return "", "" // warned when it failed; retried when the rc file changes
+			case cached.Status != "ok":
+				return "", "" // warned when it failed; retried when a file it read changes
 			}
 		}
 	}
 
-	body, genErr := generate(ctx, o)
+	body, sources, genErr := generate(ctx, o)
 	if ctx.Err() != nil {
 		return "", "" // agentbash was cancelled: nothing learned about the rc file, nothing cached
+	}
+	// The rc's stamp is the one from before it ran, so an rc edited while it was read is read again next
+	// time; the files it sourced are learnt from the run and stamped now.
+	st := stamp{Version: stampVersion, Status: "ok", Files: []fileStamp{rcStamp}}
+	for _, f := range sources {
+		if f != o.RCFile {
+			st.Files = append(st.Files, statFile(f))
+		}
 	}
 	if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}
 	if genErr != nil {
-		_ = writeAtomic(stampFile, []byte(stamp+"\nfailed: "+genErr.Error()))
+		st.Status = "failed: " + genErr.Error()
+		_ = writeStamp(stampFile, st)
 		return "", "shell snapshot of " + o.RCFile + " failed: " + genErr.Error()
 	}
 	if err := writeAtomic(script, body); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}
-	if err := writeAtomic(stampFile, []byte(stamp+"\nok")); err != nil {
+	if err := writeStamp(stampFile, st); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}
 	return script, ""
 }
 
-// dumpScript sources the rc file in an interactive-looking shell (so `case $- in *i*` guards pass) with
-// its output discarded, then prints the functions, options and aliases as a script.
-const dumpScript = `
-source "$AGENTBASH_RC" </dev/null >/dev/null 2>&1
-skip=" $AGENTBASH_SKIP "
-echo '# agentbash shell snapshot: aliases, functions and options of '"$AGENTBASH_RC"
-for f in $(compgen -A function); do
-  case "$f" in _*) continue;; esac
-  case "$skip" in *" $f "*) continue;; esac
-  declare -f -- "$f"
-done
-shopt -p 2>/dev/null | grep -v -E ' (login_shell|restricted_shell|progcomp_alias)$'
-set -o | while read -r name state; do
-  [ "$state" = on ] || continue
-  case "$name" in monitor|history|histexpand|emacs|vi|onecmd|restricted|interactive-comments|errexit|nounset|xtrace|verbose|noexec) continue;; esac
-  echo "set -o $name"
-done
-for a in "${!BASH_ALIASES[@]}"; do
-  case "$skip" in *" $a "*) continue;; esac
-  printf 'alias -- %s=%q\n' "$a" "${BASH_ALIASES[$a]}"
-done
-echo 'shopt -s expand_aliases'
-echo 'unset BASH_ENV'
-`
-
-// generate runs the dump in its own session, with no inherited stdio, killed after o.Timeout.
-func generate(ctx context.Context, o Options) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, o.Shell, "--norc", "--noprofile", "-i", "-c", dumpScript)
-	var env []string
-	for _, kv := range o.Env {
-		if k, _, _ := strings.Cut(kv, "="); k != "BASH_ENV" && k != "ENV" {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = append(env, "AGENTBASH_RC="+o.RCFile, "AGENTBASH_SKIP="+strings.Join(CommonTools, " "))
-	var out bytes.Buffer
-	cmd.Stdout = &out // stdin and stderr are /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 200 * time.Millisecond // a background job of the rc holding stdout cannot hang us
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("timed out after %s", o.Timeout)
-	}
+func writeStamp(path string, s stamp) error {
+	b, err := json.Marshal(s)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return out.Bytes(), nil
+	return writeAtomic(path, b)
 }
 
 func writeAtomic(path string, b []byte) error {
