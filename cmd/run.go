@@ -20,7 +20,11 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
+
+// spare is the executor whose supervisor Execute started ahead for a `run` (see Execute).
+var spare *supervisor.Local
 
 type runFlags struct {
 	file        string
@@ -88,6 +92,11 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 }
 
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
+	local := spare // started by Execute, when it runs a process of its own
+	if local == nil {
+		local = &supervisor.Local{}
+		defer local.Close()
+	}
 	command, err := commandText(ios, f, args)
 	if err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
@@ -133,6 +142,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
 		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
 		NonZeroExit: cfg.Result.NonZeroExit,
+		Executor:    local,
 	}
 	if f.stdin {
 		o.Stdin = ios.In

@@ -18,8 +18,8 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
-	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/snapshot"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // Options is one run, fully resolved from flags and config (SPEC §3, §4).
@@ -51,7 +51,7 @@ type Options struct {
 
 	NonZeroExit string       // result.NonZeroError or result.NonZeroReport (§3.9)
 	Live        io.Writer    // optional: sanitized output as it arrives (text mode on a terminal)
-	Executor    run.Executor // nil is run.Local
+	Executor    run.Executor // nil is a supervisor process per run (supervisor.Local)
 	Warnings    []string     // warnings from earlier steps (config)
 	// Warn, when set, also receives the warnings that SPEC says go to stderr (a broken rule).
 	Warn func(string)
@@ -111,14 +111,18 @@ func Run(ctx context.Context, o Options) result.Result {
 		in.Warnings = append(in.Warnings, fmt.Sprintf("timeout %s s is out of range [1, 3600]; using %s s",
 			result.FormatSeconds(o.Timeout), result.FormatSeconds(timeout)))
 	}
-	shell, shellErr := run.FindShell(o.Shell)
-	in.Shell = shell
-	if shellErr != nil {
-		in.Shell = o.Shell
+	exe := o.Executor
+	if exe == nil {
+		local := &supervisor.Local{}
+		defer local.Close()
+		exe = local
 	}
+	// The backend resolves the shell and the working directory on its own target; the answer is reported
+	// even when it fails (§3.4 is checked after interception).
+	target, targetErr := exe.Resolve(o.Shell, o.Cwd)
+	shell, cwd := target.Shell, target.Dir
+	in.Shell, in.Cwd = shell, cwd
 	home := homeDir()
-	cwd, cwdErr := run.ResolveDir(o.Cwd, home)
-	in.Cwd = cwd // reported even when it fails below (§3.4 runs after interception)
 
 	// §3.2 normalization.
 	toRun := command
@@ -149,13 +153,9 @@ func Run(ctx context.Context, o Options) result.Result {
 		}
 	}
 
-	// §3.4 working directory.
-	if cwdErr != nil {
-		in.Err = cwdErr
-		return finish()
-	}
-	if shellErr != nil {
-		in.Err = shellErr
+	// §3.4 working directory, then the shell.
+	if targetErr != nil {
+		in.Err = targetErr
 		return finish()
 	}
 
@@ -164,74 +164,40 @@ func Run(ctx context.Context, o Options) result.Result {
 		live = nil // a live view would show what the limit hides
 	}
 
-	// §3.6 artifacts, allocated lazily by the sink.
+	// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
 	dir := o.ArtifactDir
 	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
 		dir = abs // $ARTIFACTS must hold wherever the command cds
 	}
 	store := artifact.Store{Dir: dir}
-	_ = store.Mkdir()  // $ARTIFACTS should exist; a failure is reported if an artifact is needed
-	var created string // the artifact allocated, even if writing it failed later
-	s := sink.New(sink.Options{
-		MaxBytes:         in.MaxBytes,
-		Head:             in.Head,
-		Tail:             in.Tail,
-		ArtifactMaxBytes: o.ArtifactMaxBytes,
-		Live:             live,
-		OpenArtifact: func() (io.WriteCloser, string, error) {
-			f, id, err := store.Create(artifact.Meta{Command: command, Cwd: cwd, Created: time.Now()})
-			if err != nil {
-				return nil, "", fmt.Errorf("artifact not saved: %w", err)
-			}
-			created = id
-			return f, id, nil
-		},
-	})
 
 	if o.Prefix != "" {
 		toRun = o.Prefix + " " + toRun
 	}
-	layer := []string{"PWD=" + cwd, "ARTIFACTS=" + dir}
+	env := []string{"PWD=" + cwd, "ARTIFACTS=" + dir}
 	if path := userSnapshot(ctx, o, shell, home, &in); path != "" {
-		layer = append(layer, "BASH_ENV="+path)
+		env = append(env, "BASH_ENV="+path)
 	}
-	env := run.Environ(os.Environ(), layer, o.Env)
-	exe := o.Executor
-	if exe == nil {
-		exe = run.Local{}
-	}
-	outcome, err := exe.Run(ctx, run.Spec{
+	req := run.Request{
 		Command:   toRun,
-		Shell:     shell,
+		Target:    target,
+		Env:       append(env, o.Env...),
 		Wrapper:   o.Wrapper,
-		Dir:       cwd,
-		Env:       env,
 		Stdin:     o.Stdin,
 		Timeout:   time.Duration(timeout * float64(time.Second)),
 		KillGrace: time.Duration(o.KillGrace * float64(time.Second)),
-		Output:    s,
-		LimitMet:  s.LimitMet, // a met head limit: the runner reads on briefly, then closes the pipe (§3.2)
-	})
-	summary := s.Close()
-	if created != "" && summary.ArtifactID == "" {
-		_ = store.Remove(created) // a partial artifact the result does not name would only mislead
+		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: dir,
+			ArtifactMaxBytes: o.ArtifactMaxBytes, Command: command, Cwd: cwd},
 	}
+	if live != nil {
+		req.Live = func(text string) { _, _ = io.WriteString(live, text) }
+	}
+	outcome, err := run.Run(ctx, exe, req)
 	if err != nil {
 		in.Err = err
 		return finish()
 	}
-	if summary.ArtifactID != "" && (summary.ArtifactCapped || summary.Binary) {
-		// Best effort: `artifact list` and `artifact ID` read these.
-		meta := artifact.Meta{ID: summary.ArtifactID, Command: command, Cwd: cwd, Created: start,
-			Capped: summary.ArtifactCapped, Omitted: summary.ArtifactOmitted, Binary: summary.Binary}
-		if err := store.UpdateMeta(meta); err != nil {
-			in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s metadata not updated: %v", summary.ArtifactID, err))
-		}
-	}
-	if summary.ArtifactID != "" && summary.ArtifactCapped {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s was capped at %s (artifacts.maxBytes); %s left out",
-			summary.ArtifactID, sink.FormatSize(o.ArtifactMaxBytes), sink.FormatSize(summary.ArtifactOmitted)))
-	}
+	summary := outcome.Summary
 	in.Outcome = &outcome
 	in.Summary = &summary
 	if summary.ArtifactID != "" {

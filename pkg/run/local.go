@@ -23,8 +23,6 @@ import (
 // Local runs commands as local processes: `Shell -c Command` in a new session (SPEC §3.7).
 type Local struct{}
 
-var _ Executor = Local{}
-
 // reapWait bounds the wait for a shell that was sent SIGKILL; only a process stuck in the kernel can take
 // longer, and then the outcome has no exit status rather than a hung call.
 const reapWait = 5 * time.Second
@@ -70,7 +68,9 @@ func markEachCloseOnExec(dir string) {
 	}
 }
 
-// Run starts spec.Command and supervises it to the end. See [Executor]. Runs in one process are
+// Run starts spec.Command and supervises it to the end, in this process. It returns an error only when
+// the command could not be run at all (shell not found, cannot fork); everything after the start is an
+// [Outcome]. Runs in one process are
 // serialized (see running).
 func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	running.Lock()
@@ -118,6 +118,9 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	pid := cmd.Process.Pid
+	if spec.Started != nil {
+		spec.Started(pid)
+	}
 
 	rd := &drainer{r: pr, w: spec.Output, limitMet: spec.LimitMet, done: make(chan struct{})}
 	go rd.loop()

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 // output is the sink of one run with its artifact store: the artifact is allocated lazily by the sink,
 // a partial one the summary does not name is removed, and a capped or binary one gets its metadata.
 type output struct {
-	o       Output
+	o       run.Output
 	store   artifact.Store
 	sink    *sink.Sink
 	created string // the artifact allocated, even if writing it failed later
@@ -20,7 +21,7 @@ type output struct {
 }
 
 // newOutput builds the sink for o; live, when set, receives the sanitized text as it arrives.
-func newOutput(o Output, live io.Writer) *output {
+func newOutput(o run.Output, live io.Writer) *output {
 	out := &output{o: o, store: artifact.Store{Dir: o.ArtifactDir}, start: time.Now()}
 	_ = out.store.Mkdir() // $ARTIFACTS should exist; a failure is reported if an artifact is needed
 	out.sink = sink.New(sink.Options{

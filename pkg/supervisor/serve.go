@@ -32,10 +32,15 @@ type clientGone struct{}
 func (clientGone) Error() string            { return "the client went away" }
 func (clientGone) KillGrace() time.Duration { return ClientGoneGrace }
 
-// cancelled is the cancel cause of a "cancel" request or a signal to the supervisor: the spec's grace.
-type cancelled struct{ signal int }
+// cancelled is the cancel cause of a "cancel" request or of a signal to the supervisor: the spec's grace.
+type cancelled struct{ signal syscall.Signal }
 
-func (c cancelled) Error() string { return fmt.Sprintf("cancelled (signal %d)", c.signal) }
+func (c cancelled) Error() string {
+	if c.signal != 0 {
+		return "cancelled by " + c.signal.String()
+	}
+	return "cancelled by the client"
+}
 
 // Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when the run was
 // reported (or the client was gone), 2 when the socket or the start request is broken.
@@ -101,23 +106,30 @@ func serve(conn *net.UnixConn) error {
 	outcome, runErr := run.Local{}.Run(ctx, run.Spec{
 		Command:   spec.Command,
 		Shell:     spec.Shell,
+		Wrapper:   spec.Wrapper,
 		Dir:       spec.Dir,
-		Env:       spec.Env,
+		Env:       run.Environ(os.Environ(), spec.Env),
 		Stdin:     in,
 		Timeout:   spec.Timeout,
 		KillGrace: spec.KillGrace,
 		Output:    out.sink,
 		LimitMet:  out.sink.LimitMet,
+		Started:   func(pid int) { _ = ev.send(Event{Op: OpStarted, Pid: pid}) },
 	})
 	summary := out.close()
 	if async != nil {
 		async.Close()
 	}
 	done := Event{Op: OpDone}
-	if runErr != nil {
-		done.Error, done.NotFound = runErr.Error(), errors.Is(runErr, run.ErrShellNotFound)
-	} else {
+	switch {
+	case runErr == nil:
 		done.Outcome, done.Summary = &outcome, &summary
+	case errors.Is(runErr, run.ErrShellNotFound):
+		done.Error, done.Kind = runErr.Error(), "shell"
+	case errors.Is(runErr, run.ErrWrapperNotFound):
+		done.Error, done.Kind = runErr.Error(), "wrapper"
+	default:
+		done.Error = runErr.Error()
 	}
 	if context.Cause(ctx) == errClientGone {
 		return nil // nobody to tell
@@ -136,7 +148,7 @@ func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc) {
 			return
 		}
 		if req.Op == OpCancel {
-			cancel(cancelled{signal: req.Signal})
+			cancel(cancelled{})
 		}
 	}
 }
@@ -150,7 +162,7 @@ func cancelOnSignals(cancel context.CancelCauseFunc) (stop func()) {
 	go func() {
 		select {
 		case s := <-sigs:
-			cancel(cancelled{signal: int(s.(syscall.Signal))})
+			cancel(cancelled{signal: s.(syscall.Signal)})
 		case <-done:
 		}
 	}()

@@ -34,54 +34,44 @@ const ClientGoneGrace = 500 * time.Millisecond
 
 // Operations of the protocol.
 const (
-	OpStart  = "start"  // client → supervisor: the run, once, first
-	OpCancel = "cancel" // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
-	OpOutput = "output" // supervisor → client: sanitized text as it arrives (Spec.Live)
-	OpDone   = "done"   // supervisor → client: how the run ended; the supervisor then exits
+	OpStart   = "start"   // client → supervisor: the run, once, first
+	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
+	OpStarted = "started" // supervisor → client: the shell runs, with its pid
+	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
+	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits
 )
 
-// Spec is one run, as the supervisor needs it: every field is plain data.
+// Spec is one run as it travels to the supervisor: [run.Request] in plain data.
 type Spec struct {
 	Command string   `json:"command"` // the script given to `Shell -c`
 	Shell   string   `json:"shell"`   // absolute path
 	Dir     string   `json:"dir"`     // absolute working directory
-	Env     []string `json:"env"`     // the command's whole environment, KEY=VALUE
+	Env     []string `json:"env"`     // KEY=VALUE layers over the supervisor's environment (run.Environ)
+	Wrapper []string `json:"wrapper,omitempty"`
 	// Stdin: the command's stdin is the descriptor sent with the start request; false is /dev/null.
 	Stdin     bool          `json:"stdin,omitempty"`
 	Timeout   time.Duration `json:"timeout"`   // nanoseconds; must be positive
 	KillGrace time.Duration `json:"killGrace"` // nanoseconds between SIGTERM and SIGKILL
-	Output    Output        `json:"output"`
-	// Live asks for "output" events with the sanitized text as it arrives (text mode on a terminal,
-	// rpc stream updates, MCP progress).
+	Output    run.Output    `json:"output"`
+	// Live asks for "output" events with the sanitized text as it arrives.
 	Live bool `json:"live,omitempty"`
-}
-
-// Output configures the sink and the artifact store of the run (SPEC §3.6, §3.8).
-type Output struct {
-	MaxBytes         int    `json:"maxBytes"`
-	Head             int    `json:"head"` // -1 for none
-	Tail             int    `json:"tail"` // -1 for none
-	ArtifactDir      string `json:"artifactDir"`
-	ArtifactMaxBytes int64  `json:"artifactMaxBytes"`
-	// Command and Cwd are recorded in the artifact's metadata (`artifact list`).
-	Command string `json:"artifactCommand"`
-	Cwd     string `json:"artifactCwd"`
 }
 
 // Request is a message from the client.
 type Request struct {
-	Op     string `json:"op"`
-	Spec   *Spec  `json:"spec,omitempty"`
-	Signal int    `json:"signal,omitempty"` // cancel: the signal that cancelled the client, for the record
+	Op   string `json:"op"`
+	Spec *Spec  `json:"spec,omitempty"`
 }
 
 // Event is a message from the supervisor.
 type Event struct {
 	Op      string        `json:"op"`
+	Pid     int           `json:"pid,omitempty"`     // started
 	Text    string        `json:"text,omitempty"`    // output
 	Outcome *run.Outcome  `json:"outcome,omitempty"` // done
 	Summary *sink.Summary `json:"summary,omitempty"` // done
 	Error   string        `json:"error,omitempty"`   // done: the command could not run at all
-	// NotFound: the error is the shell not being found (run.ErrShellNotFound).
-	NotFound bool `json:"notFound,omitempty"`
+	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
+	// (run.ErrWrapperNotFound), or "".
+	Kind string `json:"kind,omitempty"`
 }

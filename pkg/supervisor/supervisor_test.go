@@ -32,26 +32,22 @@ func marker(t *testing.T) string {
 	return "absup" + hex.EncodeToString(b)
 }
 
-func spec(t *testing.T, command string, timeout time.Duration) Spec {
+func spec(t *testing.T, command string, timeout time.Duration) run.Request {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
-	return Spec{
-		Command: command, Shell: bash, Dir: t.TempDir(), Env: run.Environ(os.Environ()),
+	return run.Request{
+		Command: command, Target: run.Target{Shell: bash, Dir: t.TempDir()},
 		Timeout: timeout, KillGrace: time.Second,
-		Output: Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: filepath.Join(t.TempDir(), "art")},
+		Output: run.Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: filepath.Join(t.TempDir(), "art")},
 	}
 }
 
-func runIt(t *testing.T, ctx context.Context, s Spec) (Result, error) {
+func runIt(t *testing.T, ctx context.Context, r run.Request) (run.Outcome, error) {
 	t.Helper()
-	p, err := Spawn(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p.Run(ctx, s, nil, nil)
+	return run.Run(ctx, &Local{}, r)
 }
 
 // alive lists live processes whose command line holds m.
@@ -104,14 +100,14 @@ func TestRunReportsOutcomeAndSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Outcome.ExitCode != 3 || r.Summary.Text != "hello\nerr\n" || r.Summary.TotalLines != 2 {
-		t.Fatalf("got %+v / %+v", r.Outcome, r.Summary)
+	if r.ExitCode != 3 || r.Summary.Text != "hello\nerr\n" || r.Summary.TotalLines != 2 {
+		t.Fatalf("got %+v", r)
 	}
 }
 
 func TestShellNotFound(t *testing.T) {
 	s := spec(t, "true", 10*time.Second)
-	s.Shell = "/nonexistent/bash"
+	s.Target.Shell = "/nonexistent/bash"
 	_, err := runIt(t, context.Background(), s)
 	if !errors.Is(err, run.ErrShellNotFound) {
 		t.Fatalf("err = %v, want ErrShellNotFound", err)
@@ -126,27 +122,24 @@ func TestStdinIsPassedOver(t *testing.T) {
 	f.WriteString("from stdin\n")
 	f.Seek(0, 0)
 	s := spec(t, "cat", 10*time.Second)
-	s.Stdin = true
-	p, err := Spawn(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := p.Run(context.Background(), s, f, nil)
+	s.Stdin = f
+	r, err := runIt(t, context.Background(), s)
 	if err != nil || r.Summary.Text != "from stdin\n" {
+		t.Fatalf("got %q, %v", r.Summary.Text, err)
+	}
+	s.Stdin = strings.NewReader("from a reader\n") // not a file: copied through a pipe
+	r, err = runIt(t, context.Background(), s)
+	if err != nil || r.Summary.Text != "from a reader\n" {
 		t.Fatalf("got %q, %v", r.Summary.Text, err)
 	}
 }
 
 func TestLiveOutput(t *testing.T) {
 	s := spec(t, "echo one; sleep 0.1; echo two", 10*time.Second)
-	s.Live = true
-	p, err := Spawn(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var live strings.Builder
-	r, err := p.Run(context.Background(), s, nil, func(text string) { mu.Lock(); live.WriteString(text); mu.Unlock() })
+	s.Live = func(text string) { mu.Lock(); live.WriteString(text); mu.Unlock() }
+	r, err := runIt(t, context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,12 +155,17 @@ func TestClientGoneKillsTree(t *testing.T) {
 	m := marker(t)
 	cleanup(t, m)
 	s := spec(t, `setsid `+hang(m+"a")+` & (`+hang(m+"b")+` &) ; bash -c 'trap "" TERM; exec -a `+m+`c sleep 300' & `+hang(m+"d"), 600*time.Second)
-	p, err := Spawn(nil)
+	l := &Local{}
+	proc, err := l.Start(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := proc.(*Process)
+	if p.Pid() <= 0 {
+		t.Fatalf("pid %d", p.Pid())
+	}
 	done := make(chan error, 1)
-	go func() { _, err := p.Run(context.Background(), s, nil, nil); done <- err }()
+	go func() { _, err := p.Wait(); done <- err }()
 	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 4 }) {
 		t.Fatalf("the four marked processes never all appeared: %v", alive(m))
 	}
@@ -190,7 +188,7 @@ func TestRunsAreSupervisedApart(t *testing.T) {
 	m := marker(t)
 	cleanup(t, m)
 	var wg sync.WaitGroup
-	var slow, quick Result
+	var slow, quick run.Outcome
 	var slowErr, quickErr error
 	wg.Go(func() {
 		slow, slowErr = runIt(t, context.Background(), spec(t, `setsid `+hang(m+"x")+` & (`+hang(m+"y")+` &); sleep 300`, time.Second))
@@ -199,11 +197,11 @@ func TestRunsAreSupervisedApart(t *testing.T) {
 		quick, quickErr = runIt(t, context.Background(), spec(t, `sleep 2; echo survived; exit 7`, 10*time.Second))
 	})
 	wg.Wait()
-	if slowErr != nil || !slow.Outcome.TimedOut {
-		t.Fatalf("slow: %+v %v", slow.Outcome, slowErr)
+	if slowErr != nil || !slow.TimedOut {
+		t.Fatalf("slow: %+v %v", slow, slowErr)
 	}
-	if quickErr != nil || quick.Outcome.ExitCode != 7 || quick.Summary.Text != "survived\n" || quick.Outcome.Cancelled {
-		t.Fatalf("quick: %+v %q %v", quick.Outcome, quick.Summary.Text, quickErr)
+	if quickErr != nil || quick.ExitCode != 7 || quick.Summary.Text != "survived\n" || quick.Cancelled {
+		t.Fatalf("quick: %+v %v", quick, quickErr)
 	}
 	if left := alive(m); len(left) > 0 {
 		t.Fatalf("escapees of the timed-out run survived: %v", left)
@@ -214,8 +212,8 @@ func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	r, err := runIt(t, ctx, spec(t, "echo started; sleep 30", 60*time.Second))
-	if err != nil || !r.Outcome.Cancelled || r.Summary.Text != "started\n" {
-		t.Fatalf("got %+v %q %v", r.Outcome, r.Summary.Text, err)
+	if err != nil || !r.Cancelled || r.Summary.Text != "started\n" {
+		t.Fatalf("got %+v %v", r, err)
 	}
 }
 
@@ -224,7 +222,7 @@ func TestUnusedSupervisorExits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := p.Pid()
+	pid := p.SupervisorPid()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
