@@ -27,9 +27,10 @@ type Local struct{}
 // longer, and then the outcome has no exit status rather than a hung call.
 const reapWait = 5 * time.Second
 
-// running serializes Local runs: descendants are found from this process down (orphans are reparented
-// to it as the subreaper), so two commands at once could not be told apart. A long-lived mode running
-// commands side by side needs per-run attribution (a cgroup per run) first.
+// running guards the one Local run of a process: descendants are found from this process down (orphans
+// are reparented to it as the subreaper), so two commands at once could not be told apart. Runs side by
+// side each get a process of their own instead — a supervisor (pkg/supervisor) — so nothing but a misuse
+// ever waits here.
 var running sync.Mutex
 
 // prepare makes this process the subreaper, closes inherited descriptors to children and reserves spare
