@@ -87,7 +87,7 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
-	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines (rolling live on a terminal), saying how many were hidden")
+	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, rolling live on a terminal, saying how many were hidden (0 shows all)")
 	return c
 }
 
@@ -98,6 +98,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		defer local.Close()
 	}
 	command, err := commandText(ios, f, args)
+	if fe, ok := errors.AsType[fileError](err); ok {
+		// A script file that cannot be read is not a malformed command line: a result, exit 125.
+		r := pipeline.Failed("", f.cwd, fe.err)
+		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
+		return exitError{code: r.Exit}
+	}
 	if err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
 	}
@@ -173,6 +179,11 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	return exitError{code: r.Exit}
 }
 
+// fileError is a -f FILE that could not be read.
+type fileError struct{ err error }
+
+func (e fileError) Error() string { return e.err.Error() }
+
 // commandText is the command from -f FILE, -f -, or the arguments (SPEC §3.1): one argument is script text,
 // two or more are an argv, each shell-quoted (see [argvText]).
 func commandText(ios IO, f runFlags, args []string) (string, error) {
@@ -192,7 +203,7 @@ func commandText(ios IO, f runFlags, args []string) (string, error) {
 	case f.file != "":
 		b, err := os.ReadFile(f.file)
 		if err != nil {
-			return "", fmt.Errorf("read command: %w", err)
+			return "", fileError{fmt.Errorf("read command: %w", err)}
 		}
 		command = string(b)
 	case len(args) == 1:
@@ -346,7 +357,7 @@ func printResult(ios IO, r result.Result, text bool, term *result.Terminal, prev
 // in place unless the terminal cannot move its cursor (TERM=dumb).
 func newTerminal(ios IO, preview int) *result.Terminal {
 	return result.NewTerminal(ios.Out, result.TerminalOptions{
-		Preview: preview, Roll: os.Getenv("TERM") != "dumb", Color: os.Getenv("NO_COLOR") == "",
+		Preview: preview, Roll: os.Getenv("TERM") != "dumb", Color: os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Cols: ios.Cols, Rows: ios.Rows,
 	})
 }

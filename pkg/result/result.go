@@ -360,7 +360,7 @@ func Notice(t Truncation, omitted int64, line LineCut) string {
 		parts = append(parts, fmt.Sprintf("Artifact capped, %s left out of it", sink.FormatSize(omitted)))
 	}
 	if t.ArtifactID != "" {
-		if t.Complete {
+		if t.Complete && !t.ArtifactCapped {
 			parts = append(parts, "Full: artifact://"+t.ArtifactID)
 		} else {
 			parts = append(parts, "Partial: artifact://"+t.ArtifactID)

@@ -133,7 +133,7 @@ func TestNotice(t *testing.T) {
 			"[Showing lines 1-10384 of at least 300000 (50.0KB limit). Partial: artifact://7]"},
 		{"no artifact", noArtifact, LineCut{}, "[Showing lines 9-10 of 10]"},
 		{"empty range, incomplete", empty, LineCut{}, "[Showing 0 of at least 5 lines. Partial: artifact://7]"},
-		{"capped", capped, LineCut{}, "[Showing lines 1-5 of 400. Artifact capped, 1.0KB left out of it. Full: artifact://7]"},
+		{"capped", capped, LineCut{}, "[Showing lines 1-5 of 400. Artifact capped, 1.0KB left out of it. Partial: artifact://7]"},
 		{"print(y*200000)", inLine("tail", 1, 1, 51200, true), LineCut{Bytes: 200001},
 			"[Showing the last 50.0KB of line 1 (195.3KB). Full: artifact://7]"},
 		{"head window of one long line", inLine("head", 1, 1, 51200, true), LineCut{Bytes: 200001},
