@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agentbash/agentbash/pkg/supervisor"
 	"golang.org/x/sys/unix"
 )
 
@@ -226,7 +228,8 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 		pid, _ := strconv.Atoi(filepath.Base(d))
 		for p := parent(pid); p > 1; p = parent(p) {
 			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-			if filepath.Base(strings.Split(string(b), "\x00")[0]) == "agentbash" {
+			argv := strings.Split(string(b), "\x00")
+			if filepath.Base(argv[0]) == "agentbash" && (len(argv) < 2 || argv[1] != supervisor.Command) {
 				if !signalled[p] && syscall.Kill(p, sig) == nil {
 					signalled[p] = true
 				}

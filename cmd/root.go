@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // IO is the streams a command uses, injectable for tests (after gh's iostreams).
@@ -50,6 +51,17 @@ func SystemIO() IO {
 // `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
 // the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
+	if len(args) == 1 && args[0] == supervisor.Command {
+		exit(supervisor.Main()) // a run's supervisor: no command line to parse, start it quickly
+		return
+	}
+	if len(args) > 0 && args[0] == "run" {
+		// Start the run's supervisor before anything else, so that its exec overlaps the parsing of the
+		// command line and the loading of the config; runRun takes it (or it ends when unused).
+		spare = &supervisor.Local{}
+		spare.Prewarm()
+		defer spare.Close()
+	}
 	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
 	title := []string{os.Args[0]}
 	if c, _, err := newRootCmd(info, SystemIO()).Find(args); err == nil {
@@ -85,7 +97,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
-	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios))
+	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
 	registerCompletions(root)
 	return root
 }

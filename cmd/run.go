@@ -20,7 +20,11 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
+
+// spare is the executor whose supervisor Execute started ahead for a `run` (see Execute).
+var spare *supervisor.Local
 
 type runFlags struct {
 	file        string
@@ -88,6 +92,11 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 }
 
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
+	local := spare // started by Execute, when it runs a process of its own
+	if local == nil {
+		local = &supervisor.Local{}
+		defer local.Close()
+	}
 	command, err := commandText(ios, f, args)
 	if fe, ok := errors.AsType[fileError](err); ok {
 		// A script file that cannot be read is not a malformed command line: a result, exit 125.
@@ -129,9 +138,8 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	stop := handleSignals(cancel)
 	defer stop()
 
-	o := pipeline.Options{
-		Command: command, Cwd: f.cwd, Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
-		Head: f.head.n, Tail: f.tail.n, NoNormalize: f.noNormalize,
+	pc := pipeline.Config{
+		Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
 		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
 		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
 		Env:      append(envList(cfg.Shell.Env), f.env...),
@@ -139,27 +147,34 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
 		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
 		NonZeroExit: cfg.Result.NonZeroExit,
-	}
-	if f.stdin {
-		o.Stdin = ios.In
+		Executor:    local,
+		Warnings:    cfgWarnings, // in details.warnings; on stderr like a broken rule's
 	}
 	if !text {
 		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
-		o.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+		pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+		_ = result.WriteWarnings(ios.Err, cfgWarnings)
 	}
-	o.Warnings = cfgWarnings // in details.warnings; on stderr like a broken rule's
-	for _, w := range cfgWarnings {
-		if o.Warn != nil {
-			o.Warn(w)
-		}
+	req := pipeline.Request{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
+	if f.head.n >= 0 {
+		req.Head = &f.head.n
+	}
+	if f.tail.n >= 0 {
+		req.Tail = &f.tail.n
+	}
+	if f.stdin {
+		req.Stdin = ios.In
 	}
 	var term *result.Terminal
+	var obs pipeline.Observer
 	if text && ios.OutIsTerminal {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
 		term = newTerminal(ios, f.preview)
-		o.Live = term.Live()
+		if live := term.Live(); live != nil {
+			obs = func(text string) { _, _ = io.WriteString(live, text) }
+		}
 	}
-	r := pipeline.Run(ctx, o)
+	r := pipeline.New(pc).Run(ctx, req, obs)
 	printResult(ios, r, text, term, f.preview)
 	return exitError{code: r.Exit}
 }

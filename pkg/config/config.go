@@ -15,6 +15,7 @@ import (
 
 	"github.com/adrg/xdg"
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
@@ -77,9 +78,7 @@ type Result struct {
 
 // Limits and defaults (SPEC §3.5, §3.6, §3.7, §3.8).
 const (
-	DefaultTimeout          = 300.0
-	MinTimeout              = 1.0
-	MaxTimeout              = 3600.0
+	DefaultTimeout          = pipeline.DefaultTimeout
 	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
@@ -132,7 +131,7 @@ type KeyError struct {
 func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
 
 // Validate checks values that have a fixed set or range; the error is a *KeyError naming the key. The
-// timeout is not an error when out of range: it is clamped (see ClampTimeout). Interceptor rules are
+// timeout is not an error when out of range: it is clamped (see pipeline.ClampTimeout). Interceptor rules are
 // checked by intercept.New, one warning per broken rule.
 func (c Config) Validate() error {
 	bad := func(key, format string, a ...any) error { return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)} }
@@ -166,12 +165,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// ClampTimeout clamps a requested timeout (seconds) to [MinTimeout, MaxTimeout]; zero or negative values
-// become MinTimeout (SPEC §3.5). clamped reports whether the value changed.
-func ClampTimeout(requested float64) (effective float64, clamped bool) {
-	effective = min(max(requested, MinTimeout), MaxTimeout)
-	return effective, effective != requested
-}
 
 // ArtifactDir is the artifact directory: c.Artifacts.Dir with `~` expanded, else
 // $XDG_STATE_HOME/agentbash/artifacts.

@@ -1,5 +1,6 @@
 // Package pipeline runs the stages of `agentbash run` in the order of SPEC §3 — normalize, intercept,
-// working directory, timeout, execute into the sink, shape the result — for one command.
+// working directory, timeout, execute into the sink, shape the result — for one command at a time or many
+// at once: a [Runner] holds what is fixed per process and runs one [Request] per call.
 package pipeline
 
 import (
@@ -7,30 +8,42 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
-	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/snapshot"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
-// Options is one run, fully resolved from flags and config (SPEC §3, §4).
-type Options struct {
-	Command     string    // as given by the user (§3.1)
-	Cwd         string    // requested working directory; "" is the current directory; ~ expands (§3.4)
-	Timeout     float64   // requested timeout, seconds; clamped to [1, 3600] here (§3.5)
-	KillGrace   float64   // seconds between SIGTERM and SIGKILL (§3.7)
-	Head, Tail  int       // explicit line limits, -1 when none; they win over extracted ones (§3.2)
-	NoNormalize bool      // do not extract head/tail stages
-	Stdin       io.Reader // the command's stdin; nil is /dev/null (§3.1)
+// Timeouts (SPEC §3.5), seconds.
+const (
+	DefaultTimeout = 300.0
+	MinTimeout     = 1.0
+	MaxTimeout     = 3600.0
+)
+
+// ClampTimeout clamps a requested timeout (seconds) to [MinTimeout, MaxTimeout]; zero or negative values
+// become MinTimeout (SPEC §3.5). clamped reports whether the value changed.
+func ClampTimeout(requested float64) (effective float64, clamped bool) {
+	effective = min(max(requested, MinTimeout), MaxTimeout)
+	return effective, effective != requested
+}
+
+// Config is what every run of a process shares: the settings of SPEC §4, resolved from flags and config
+// (the defaults of `run`, `rpc` and `mcp` requests).
+type Config struct {
+	Timeout   float64 // default timeout of a request, seconds
+	KillGrace float64 // seconds between SIGTERM and SIGKILL (§3.7)
 
 	Shell    string   // shell path or name; "" for bash, else /bin/sh (§3.7)
 	Prefix   string   // shell.prefix, shell text: the command becomes `<prefix> <command>`
@@ -41,7 +54,7 @@ type Options struct {
 	SnapshotDir string
 
 	MaxBytes         int    // in-memory output window, bytes; 0 is the default 51200 (§3.8)
-	ArtifactDir      string // where full outputs go; made absolute here (§3.6)
+	ArtifactDir      string // where full outputs go; made absolute by New (§3.6)
 	ArtifactMaxBytes int64  // cap on one artifact, bytes (§3.6)
 
 	Intercept    bool             // run the interceptor (§3.3)
@@ -50,18 +63,77 @@ type Options struct {
 	DefaultRules bool             // keep the built-in rules
 
 	NonZeroExit string       // result.NonZeroError or result.NonZeroReport (§3.9)
-	Live        io.Writer    // optional: sanitized output as it arrives (text mode on a terminal)
-	Executor    run.Executor // nil is run.Local
-	Warnings    []string     // warnings from earlier steps (config)
-	// Warn, when set, also receives the warnings that SPEC says go to stderr (a broken rule).
+	Executor    run.Executor // nil is a supervisor process per run (supervisor.Local)
+	Warnings    []string     // warnings from earlier steps (config), put in every result
+	// Warn, when set, also receives the warnings that go to stderr (a broken rule, §3.3), once per Runner.
 	Warn func(string)
+}
+
+// Request is one command. Its JSON names are the arguments of rpc and MCP requests; a field left out
+// takes the Runner's value.
+type Request struct {
+	Command     string            `json:"command"`               // as given (§3.1)
+	Cwd         string            `json:"cwd,omitempty"`         // "" is the current directory; ~ expands (§3.4)
+	Timeout     *float64          `json:"timeout,omitempty"`     // seconds; clamped to [1, 3600] (§3.5)
+	Head        *int              `json:"head,omitempty"`        // explicit line limits; they win over extracted ones (§3.2)
+	Tail        *int              `json:"tail,omitempty"`        //
+	Env         map[string]string `json:"env,omitempty"`         // over the Runner's environment layers
+	NoNormalize bool              `json:"noNormalize,omitempty"` // do not extract head/tail stages
+	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor (§3.3)
+	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
+	// Stdin is the command's stdin; nil is /dev/null (§3.1).
+	Stdin io.Reader `json:"-"`
+}
+
+// Observer receives the sanitized output of a run as it arrives (a live terminal view, rpc stream updates,
+// MCP progress), from one goroutine. A run with a head or tail limit streams nothing: the view would show
+// what the limit hides.
+type Observer func(text string)
+
+// Runner runs requests with what is fixed per process: the config, the compiled interceptor, the
+// executor. Its Run is safe for concurrent use; each run is supervised on its own (§11).
+type Runner struct {
+	c        Config
+	exe      run.Executor
+	rules    *intercept.Interceptor
+	warnings []string // the interceptor's, for every result
+}
+
+// New prepares a Runner: it compiles the interceptor rules once (a broken rule is a warning, said once
+// through c.Warn) and makes the artifact directory absolute, so $ARTIFACTS holds wherever a command cds.
+func New(c Config) *Runner {
+	r := &Runner{c: c, exe: c.Executor}
+	if r.exe == nil {
+		r.exe = &supervisor.Local{}
+	}
+	if abs, err := filepath.Abs(c.ArtifactDir); err == nil && c.ArtifactDir != "" {
+		r.c.ArtifactDir = abs
+	}
+	if r.c.MaxBytes <= 0 {
+		r.c.MaxBytes = sink.DefaultMaxBytes
+	}
+	if c.Intercept {
+		r.rules, r.warnings = r.interceptor(c.Tools)
+	}
+	return r
+}
+
+// interceptor compiles the rules for tools, saying broken rules through Warn.
+func (r *Runner) interceptor(tools []string) (*intercept.Interceptor, []string) {
+	ic, warnings := intercept.New(r.c.Rules, r.c.DefaultRules, tools)
+	for _, w := range warnings {
+		if r.c.Warn != nil {
+			r.c.Warn(w) // a broken rule is also said on stderr (§3.3)
+		}
+	}
+	return ic, warnings
 }
 
 // Failed is the result for a run that could not start because of err (a broken config, say): status
 // error, exit 125, with the working directory and shell that would have been used (SPEC §3.11: every
 // outcome but a usage error prints a result).
 func Failed(command, cwd string, err error) result.Result {
-	in := result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: config.DefaultTimeout,
+	in := result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: DefaultTimeout,
 		Head: -1, Tail: -1}
 	in.Cwd, _ = run.ResolveDir(cwd, homeDir())
 	in.Shell, _ = run.FindShell("")
@@ -80,21 +152,19 @@ type SignalCause struct{ Signal syscall.Signal }
 
 func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String() }
 
-// Run runs o through every stage and returns the result; it never fails: problems are results.
-func Run(ctx context.Context, o Options) result.Result {
+// Run runs req through every stage and returns the result; it never fails: problems are results.
+// Cancelling ctx kills the command's tree as a cancel.
+func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Result {
 	start := time.Now()
 	run.CloseInheritedDescriptors() // before the snapshot starts its shell, too (SPEC §3.7)
-	command := normalize.Trim(o.Command)
+	command := normalize.Trim(req.Command)
 	in := result.Input{
 		Command:     command,
-		Head:        o.Head,
-		Tail:        o.Tail,
-		MaxBytes:    o.MaxBytes,
-		NonZeroExit: o.NonZeroExit,
-		Warnings:    append([]string(nil), o.Warnings...),
-	}
-	if in.MaxBytes <= 0 {
-		in.MaxBytes = config.DefaultMaxBytes
+		Head:        limit(req.Head),
+		Tail:        limit(req.Tail),
+		MaxBytes:    r.c.MaxBytes,
+		NonZeroExit: r.c.NonZeroExit,
+		Warnings:    slices.Clone(r.c.Warnings),
 	}
 	finish := func() result.Result {
 		if in.Duration == 0 {
@@ -104,25 +174,25 @@ func Run(ctx context.Context, o Options) result.Result {
 	}
 
 	// §3.5 first, so every result (even an early error) reports the effective timeout.
-	timeout, clamped := config.ClampTimeout(o.Timeout)
+	requested := r.c.Timeout
+	if req.Timeout != nil {
+		requested = *req.Timeout
+	}
+	timeout, clamped := ClampTimeout(requested)
 	in.TimeoutSeconds = timeout
 	if clamped {
-		in.TimeoutRequested = new(o.Timeout)
+		in.TimeoutRequested = new(requested)
 		in.Warnings = append(in.Warnings, fmt.Sprintf("timeout %s s is out of range [1, 3600]; using %s s",
-			result.FormatSeconds(o.Timeout), result.FormatSeconds(timeout)))
+			result.FormatSeconds(requested), result.FormatSeconds(timeout)))
 	}
-	shell, shellErr := run.FindShell(o.Shell)
-	in.Shell = shell
-	if shellErr != nil {
-		in.Shell = o.Shell
-	}
-	home := homeDir()
-	cwd, cwdErr := run.ResolveDir(o.Cwd, home)
-	in.Cwd = cwd // reported even when it fails below (§3.4 runs after interception)
+	// The backend resolves the shell and the working directory on its own target; the answer is reported
+	// even when it fails (§3.4 is checked after interception).
+	target, targetErr := r.exe.Resolve(r.c.Shell, req.Cwd)
+	in.Shell, in.Cwd = target.Shell, target.Dir
 
 	// §3.2 normalization.
 	toRun := command
-	if !o.NoNormalize {
+	if !req.NoNormalize {
 		n := normalize.Normalize(command)
 		toRun = n.Command
 		if in.Head < 0 {
@@ -135,13 +205,7 @@ func Run(ctx context.Context, o Options) result.Result {
 	in.NormalizedCommand = toRun
 
 	// §3.3 interception, on the command as given.
-	if o.Intercept {
-		ic, warnings := intercept.New(o.Rules, o.DefaultRules, o.Tools)
-		for _, w := range warnings {
-			if o.Warn != nil {
-				o.Warn(w) // SPEC §3.3: a broken rule is also said on stderr
-			}
-		}
+	if ic, warnings := r.requestInterceptor(req); ic != nil {
 		in.Warnings = append(in.Warnings, warnings...)
 		if b := ic.Check(command); b != nil {
 			in.Blocked = b
@@ -149,93 +213,49 @@ func Run(ctx context.Context, o Options) result.Result {
 		}
 	}
 
-	// §3.4 working directory.
-	if cwdErr != nil {
-		in.Err = cwdErr
-		return finish()
-	}
-	if shellErr != nil {
-		in.Err = shellErr
+	// §3.4 working directory, then the shell.
+	if targetErr != nil {
+		in.Err = targetErr
 		return finish()
 	}
 
-	live := o.Live
-	if in.Head >= 0 || in.Tail >= 0 {
-		live = nil // a live view would show what the limit hides
+	if r.c.Prefix != "" {
+		toRun = r.c.Prefix + " " + toRun
 	}
-
-	// §3.6 artifacts, allocated lazily by the sink.
-	dir := o.ArtifactDir
-	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
-		dir = abs // $ARTIFACTS must hold wherever the command cds
+	env := []string{"PWD=" + target.Dir, "ARTIFACTS=" + r.c.ArtifactDir}
+	if path := r.userSnapshot(ctx, target.Shell, &in); path != "" {
+		env = append(env, "BASH_ENV="+path)
 	}
-	store := artifact.Store{Dir: dir}
-	_ = store.Mkdir()  // $ARTIFACTS should exist; a failure is reported if an artifact is needed
-	var created string // the artifact allocated, even if writing it failed later
-	s := sink.New(sink.Options{
-		MaxBytes:         in.MaxBytes,
-		Head:             in.Head,
-		Tail:             in.Tail,
-		ArtifactMaxBytes: o.ArtifactMaxBytes,
-		Live:             live,
-		OpenArtifact: func() (io.WriteCloser, string, error) {
-			f, id, err := store.Create(artifact.Meta{Command: command, Cwd: cwd, Created: time.Now()})
-			if err != nil {
-				return nil, "", fmt.Errorf("artifact not saved: %w", err)
-			}
-			created = id
-			return f, id, nil
-		},
-	})
-
-	if o.Prefix != "" {
-		toRun = o.Prefix + " " + toRun
+	env = append(env, r.c.Env...)
+	for _, k := range slices.Sorted(maps.Keys(req.Env)) {
+		env = append(env, k+"="+req.Env[k])
 	}
-	layer := []string{"PWD=" + cwd, "ARTIFACTS=" + dir}
-	if path := userSnapshot(ctx, o, shell, home, &in); path != "" {
-		layer = append(layer, "BASH_ENV="+path)
-	}
-	env := run.Environ(os.Environ(), layer, o.Env)
-	exe := o.Executor
-	if exe == nil {
-		exe = run.Local{}
-	}
-	outcome, err := exe.Run(ctx, run.Spec{
+	rr := run.Request{
 		Command:   toRun,
-		Shell:     shell,
-		Wrapper:   o.Wrapper,
-		Dir:       cwd,
+		Target:    target,
 		Env:       env,
-		Stdin:     o.Stdin,
+		Wrapper:   r.c.Wrapper,
 		Timeout:   time.Duration(timeout * float64(time.Second)),
-		KillGrace: time.Duration(o.KillGrace * float64(time.Second)),
-		Output:    s,
-		LimitMet:  s.LimitMet, // a met head limit: the runner reads on briefly, then closes the pipe (§3.2)
-	})
-	summary := s.Close()
-	if created != "" && summary.ArtifactID == "" {
-		_ = store.Remove(created) // a partial artifact the result does not name would only mislead
+		KillGrace: time.Duration(r.c.KillGrace * float64(time.Second)),
+		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
+		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: r.c.ArtifactDir,
+			ArtifactMaxBytes: r.c.ArtifactMaxBytes, Command: command, Cwd: target.Dir},
 	}
+	if req.Stdin != nil {
+		rr.Stdin = req.Stdin
+	}
+	streamed := obs != nil && in.Head < 0 && in.Tail < 0
+	if streamed {
+		rr.Live = obs
+	}
+	outcome, err := run.Run(ctx, r.exe, rr)
 	if err != nil {
 		in.Err = err
 		return finish()
 	}
-	if summary.ArtifactID != "" && (summary.ArtifactCapped || summary.Binary) {
-		// Best effort: `artifact list` and `artifact ID` read these.
-		meta := artifact.Meta{ID: summary.ArtifactID, Command: command, Cwd: cwd, Created: start,
-			Capped: summary.ArtifactCapped, Omitted: summary.ArtifactOmitted, Binary: summary.Binary}
-		if err := store.UpdateMeta(meta); err != nil {
-			in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s metadata not updated: %v", summary.ArtifactID, err))
-		}
-	}
-	if summary.ArtifactID != "" && summary.ArtifactCapped {
-		in.Warnings = append(in.Warnings, fmt.Sprintf("artifact %s was capped at %s (artifacts.maxBytes); %s left out",
-			summary.ArtifactID, sink.FormatSize(o.ArtifactMaxBytes), sink.FormatSize(summary.ArtifactOmitted)))
-	}
-	in.Outcome = &outcome
-	in.Summary = &summary
-	if summary.ArtifactID != "" {
-		in.ArtifactPath, _ = store.Path(summary.ArtifactID) // absolute: dir is (§3.6)
+	in.Outcome, in.Summary = &outcome, &outcome.Summary
+	if id := outcome.Summary.ArtifactID; id != "" {
+		in.ArtifactPath, _ = artifact.Store{Dir: r.c.ArtifactDir}.Path(id) // absolute: the dir is (§3.6)
 	}
 	in.Duration = outcome.Duration
 	if outcome.Cancelled {
@@ -243,19 +263,46 @@ func Run(ctx context.Context, o Options) result.Result {
 			in.CancelSignal = int(c.Signal)
 		}
 	}
-	r := finish()
-	r.Streamed = live != nil
-	return r
+	res := finish()
+	res.Streamed = streamed
+	return res
+}
+
+// requestInterceptor is the interceptor for req (nil when interception is off), with the warnings of a
+// compile made for it: the Runner's, unless the request names other tools.
+func (r *Runner) requestInterceptor(req Request) (*intercept.Interceptor, []string) {
+	on := r.c.Intercept
+	if req.Intercept != nil {
+		on = *req.Intercept
+	}
+	switch {
+	case !on:
+		return nil, nil
+	case req.Tools == nil && r.rules != nil:
+		return r.rules, r.warnings
+	case req.Tools == nil:
+		return r.interceptor(r.c.Tools)
+	}
+	return r.interceptor(req.Tools)
+}
+
+// limit is a line limit from a request: -1 when none.
+func limit(n *int) int {
+	if n == nil {
+		return -1
+	}
+	return *n
 }
 
 // userSnapshot returns the path of the bash snapshot to source through BASH_ENV, or "" (SPEC §3.7). A user
 // who set BASH_ENV keeps it: no snapshot then.
-func userSnapshot(ctx context.Context, o Options, shell, home string, in *result.Input) string {
-	if !o.Snapshot || o.SnapshotDir == "" || home == "" || filepath.Base(shell) != "bash" || os.Getenv("BASH_ENV") != "" {
+func (r *Runner) userSnapshot(ctx context.Context, shell string, in *result.Input) string {
+	home := homeDir()
+	if !r.c.Snapshot || r.c.SnapshotDir == "" || home == "" || filepath.Base(shell) != "bash" || os.Getenv("BASH_ENV") != "" {
 		return ""
 	}
 	path, warning := snapshot.Ensure(ctx, snapshot.Options{
-		Shell: shell, RCFile: filepath.Join(home, ".bashrc"), CacheDir: o.SnapshotDir, Env: os.Environ(),
+		Shell: shell, RCFile: filepath.Join(home, ".bashrc"), CacheDir: r.c.SnapshotDir, Env: os.Environ(),
 	})
 	if warning != "" {
 		in.Warnings = append(in.Warnings, warning)

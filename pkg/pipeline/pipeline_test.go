@@ -11,12 +11,14 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
-func options(t *testing.T, command string) Options {
+func config(t testing.TB) Config {
 	t.Helper()
-	return Options{
-		Command: command, Timeout: 30, KillGrace: 1, Head: -1, Tail: -1,
-		ArtifactDir: filepath.Join(t.TempDir(), "art"), NonZeroExit: result.NonZeroError,
-	}
+	return Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(t.TempDir(), "art"), NonZeroExit: result.NonZeroError}
+}
+
+// runOne runs command with c through a new Runner.
+func runOne(c Config, command string) result.Result {
+	return New(c).Run(context.Background(), Request{Command: command}, nil)
 }
 
 // TestShownOutputMatchesBash is the property of SPEC §3.2: for every pipeline of the corpus, the output
@@ -40,9 +42,9 @@ func TestShownOutputMatchesBash(t *testing.T) {
 		if want == "" {
 			want = result.NoOutput
 		}
-		o := options(t, command)
-		o.Env = []string{"LC_ALL=C.UTF-8"}
-		r := Run(context.Background(), o)
+		c := config(t)
+		c.Env = []string{"LC_ALL=C.UTF-8"}
+		r := runOne(c, command)
 		if r.Output != want {
 			t.Errorf("%q:\nagentbash: %q\nbash:      %q", command, r.Output, want)
 		}
@@ -70,9 +72,9 @@ func TestArtifactPath(t *testing.T) {
 		{"printf 'a\\0b'", "rel"},
 		{"seq 1 100000; exit 3", "rel"},
 	} {
-		o := options(t, tc.command)
-		o.ArtifactDir = tc.dir
-		d := Run(context.Background(), o).Details
+		c := config(t)
+		c.ArtifactDir = tc.dir
+		d := runOne(c, tc.command).Details
 		if d.ArtifactID == "" {
 			t.Errorf("%q: no artifact", tc.command)
 			continue
@@ -85,7 +87,22 @@ func TestArtifactPath(t *testing.T) {
 			t.Errorf("%q: %v", tc.command, err)
 		}
 	}
-	if d := Run(context.Background(), options(t, "echo short")).Details; d.ArtifactID != "" || d.ArtifactPath != "" {
+	if d := runOne(config(t), "echo short").Details; d.ArtifactID != "" || d.ArtifactPath != "" {
 		t.Errorf("short output: artifact %q at %q", d.ArtifactID, d.ArtifactPath)
+	}
+}
+
+func TestClampTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		in, want float64
+		clamped  bool
+	}{
+		{300, 300, false}, {1, 1, false}, {3600, 3600, false}, {1.5, 1.5, false},
+		{0, 1, true}, {-5, 1, true}, {0.5, 1, true}, {7200, 3600, true},
+	} {
+		got, clamped := ClampTimeout(tc.in)
+		if got != tc.want || clamped != tc.clamped {
+			t.Errorf("ClampTimeout(%v) = %v, %v; want %v, %v", tc.in, got, clamped, tc.want, tc.clamped)
+		}
 	}
 }

@@ -23,15 +23,14 @@ import (
 // Local runs commands as local processes: `Shell -c Command` in a new session (SPEC §3.7).
 type Local struct{}
 
-var _ Executor = Local{}
-
 // reapWait bounds the wait for a shell that was sent SIGKILL; only a process stuck in the kernel can take
 // longer, and then the outcome has no exit status rather than a hung call.
 const reapWait = 5 * time.Second
 
-// running serializes Local runs: descendants are found from this process down (orphans are reparented
-// to it as the subreaper), so two commands at once could not be told apart. A long-lived mode running
-// commands side by side needs per-run attribution (a cgroup per run) first.
+// running guards the one Local run of a process: descendants are found from this process down (orphans
+// are reparented to it as the subreaper), so two commands at once could not be told apart. Runs side by
+// side each get a process of their own instead — a supervisor (pkg/supervisor) — so nothing but a misuse
+// ever waits here.
 var running sync.Mutex
 
 // prepare makes this process the subreaper, closes inherited descriptors to children and reserves spare
@@ -70,7 +69,9 @@ func markEachCloseOnExec(dir string) {
 	}
 }
 
-// Run starts spec.Command and supervises it to the end. See [Executor]. Runs in one process are
+// Run starts spec.Command and supervises it to the end, in this process. It returns an error only when
+// the command could not be run at all (shell not found, cannot fork); everything after the start is an
+// [Outcome]. Runs in one process are
 // serialized (see running).
 func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	running.Lock()
@@ -118,6 +119,9 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	pid := cmd.Process.Pid
+	if spec.Started != nil {
+		spec.Started(pid)
+	}
 
 	rd := &drainer{r: pr, w: spec.Output, limitMet: spec.LimitMet, done: make(chan struct{})}
 	go rd.loop()
@@ -134,7 +138,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.Cancelled = true
 	}
 	if state == nil {
-		state = terminate(pid, exited, spec.KillGrace)
+		grace := spec.KillGrace
+		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
+			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: SPEC §11)
+		}
+		state = terminate(pid, exited, grace)
 	}
 	rd.shellExited()
 	<-rd.done

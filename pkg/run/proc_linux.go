@@ -2,11 +2,11 @@ package run
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -151,19 +151,12 @@ func reserveThreads() {
 	wg.Wait()
 }
 
-// hasChildren reports whether this process has any child left, from /proc/self/task/*/children: a quick
-// look that spares the full scan of descendants after a command that left nothing behind. (Every
-// descendant that outlived its parent was reparented to us, the subreaper, so no children means no
-// descendants.)
+// hasChildren reports whether this process has any child left: one waitid(P_ALL, WNOHANG|WNOWAIT), which
+// fails with ECHILD when there is none and reaps nothing. It spares the full scan of descendants after a
+// command that left nothing behind. (Every descendant that outlived its parent was reparented to us, the
+// subreaper, so no children means no descendants.)
 func hasChildren() bool {
-	files, _ := filepath.Glob("/proc/self/task/*/children")
-	if len(files) == 0 {
-		return true // no children files: assume there may be some
-	}
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err != nil || len(bytes.TrimSpace(b)) > 0 {
-			return true
-		}
-	}
-	return false
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return !errors.Is(err, unix.ECHILD)
 }

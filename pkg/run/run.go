@@ -1,9 +1,13 @@
-// Package run executes one shell command to completion under supervision: its own session and process
-// group, one pipe for stdout and stderr, a wall-clock timeout with SIGTERM → grace → SIGKILL of every
-// descendant, and a bounded drain after the shell exits (SPEC §3.7).
+// Package run is the execution seam and the supervision of one command (SPEC §3.7, §11).
 //
 // [Executor] is the backend seam from the executor design in the seeds: the pipeline and the result format
-// only see [Spec] and [Outcome], so sandboxed, containerized or remote backends can replace [Local].
+// only see [Request], [Process] and [Outcome], so sandboxed, containerized or remote backends can replace
+// the local one (pkg/supervisor, a supervisor process per run) without the pipeline changing.
+//
+// [Local] is the supervision loop itself, in the calling process: the shell in its own session and
+// process group, one pipe for stdout and stderr, a wall-clock timeout with SIGTERM → grace → SIGKILL of
+// every descendant, and a bounded drain after the shell exits. It finds descendants from its own process
+// down, so it runs one command per process at a time: the supervisor process is where it runs.
 package run
 
 import (
@@ -13,6 +17,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 // Spec describes one command to run.
@@ -43,6 +49,8 @@ type Spec struct {
 	// so a finite command still ends by itself and its counts are exact — and then closes the pipe, as
 	// `head` would (SPEC §3.2). Output bounds what it takes in bytes by refusing a Write.
 	LimitMet func() bool
+	// Started, if set, is called with the shell's pid once it runs.
+	Started func(pid int)
 }
 
 // Outcome is how a run ended. Timeout and cancel are outcomes, not errors.
@@ -72,12 +80,84 @@ type Outcome struct {
 	Duration time.Duration
 	// Warnings are best-effort problems worth telling the caller (e.g. leftover processes).
 	Warnings []string
+	// Summary is what the sink saw (set by an [Executor]; [Local] leaves it to the caller's sink).
+	Summary sink.Summary
 }
 
-// Executor runs a command to completion. Implementations return an error only when the command could not
-// be run at all (shell not found, cannot fork); everything that happens after the start is an [Outcome].
+// Executor is a backend that runs commands: the local one starts a supervisor process per run
+// (pkg/supervisor); a sandboxed, container or remote backend implements the same methods on its own
+// target.
 type Executor interface {
-	Run(ctx context.Context, spec Spec) (Outcome, error)
+	// Resolve finds, on the backend's own target, the shell and the working directory a request names:
+	// shell "" is the target's default shell (bash, else /bin/sh), dir "" its current directory, `~`
+	// its home. The errors are *DirError (with the texts of SPEC §3.4) and ErrShellNotFound; the Target
+	// is filled as far as it could be resolved, for the result.
+	Resolve(shell, dir string) (Target, error)
+	// Start starts r and returns once the command really runs, or the error that kept it from starting
+	// (ErrShellNotFound, ErrWrapperNotFound, a command no shell can take). Cancelling ctx while the command
+	// runs kills its tree as a cancel (TERM → KillGrace → KILL); the Process still reports how it ended.
+	Start(ctx context.Context, r Request) (Process, error)
+}
+
+// Target is where a command runs, as the backend resolved it.
+type Target struct {
+	Shell string // the shell's absolute path on the target
+	Dir   string // the absolute working directory, cleaned, not symlink-resolved (SPEC §3.4)
+}
+
+// Request is one command for an [Executor].
+type Request struct {
+	// Command is the script given to `Shell -c`.
+	Command string
+	// Target is what Resolve returned.
+	Target Target
+	// Env holds KEY=VALUE layers put over the target's own base environment and the non-interactive
+	// defaults ([Environ]), later entries winning; the caller's whole environment is not shipped.
+	Env []string
+	// Wrapper, when set, is an argv put before the shell (`nice -n 10 bash -c <command>`).
+	Wrapper []string
+	// Stdin is the command's standard input; nil means /dev/null (SPEC §3.1).
+	Stdin io.Reader
+	// Timeout is the wall-clock limit; it always applies and must be positive.
+	Timeout time.Duration
+	// KillGrace is the time between SIGTERM and SIGKILL on timeout or cancel.
+	KillGrace time.Duration
+	// Output configures the sink that keeps what the command prints, and its artifact.
+	Output Output
+	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
+	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
+	Live func(text string)
+}
+
+// Output configures a run's sink and artifact (SPEC §3.6, §3.8).
+type Output struct {
+	MaxBytes         int    `json:"maxBytes"`         // the shown window, bytes; 0 is the default
+	Head             int    `json:"head"`             // line limit on the whole stream, -1 for none
+	Tail             int    `json:"tail"`             // line limit on the whole stream, -1 for none
+	ArtifactDir      string `json:"artifactDir"`      // absolute
+	ArtifactMaxBytes int64  `json:"artifactMaxBytes"` // cap on one artifact, bytes; 0 is the default
+	// Command and Cwd are recorded in the artifact's metadata (`artifact list`).
+	Command string `json:"command"`
+	Cwd     string `json:"cwd"`
+}
+
+// Process is a started command.
+type Process interface {
+	// Pid is the shell's process id on the target.
+	Pid() int
+	// Wait blocks until the command ended and its output was read, and returns how it ended, with the
+	// sink's summary. The error is non-nil only when the backend lost the command (a supervisor that
+	// died): the outcome is then unknown.
+	Wait() (Outcome, error)
+}
+
+// Run starts r on e and waits for it: a run to completion.
+func Run(ctx context.Context, e Executor, r Request) (Outcome, error) {
+	p, err := e.Start(ctx, r)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return p.Wait()
 }
 
 // Drain bounds, after the shell exits (SPEC §3.7): stop reading after DrainSilence without data, and after

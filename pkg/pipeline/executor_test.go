@@ -1,0 +1,181 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+// fakeExecutor is a backend with no processes: it "runs" a command by writing the output it was given into
+// a sink built from the request's options, as a real backend's supervisor does. It records what the
+// pipeline asked for.
+type fakeExecutor struct {
+	target    run.Target
+	resolveTo error
+	startErr  error
+	output    string // what the command prints
+	exit      int    // its exit code
+	hang      bool   // run until cancelled
+	mu        sync.Mutex
+	requests  []run.Request // what Start got
+	resolved  [][2]string   // what Resolve got
+}
+
+func (f *fakeExecutor) Resolve(shell, dir string) (run.Target, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.resolved = append(f.resolved, [2]string{shell, dir})
+	return f.target, f.resolveTo
+}
+
+func (f *fakeExecutor) Start(ctx context.Context, r run.Request) (run.Process, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, r)
+	f.mu.Unlock()
+	if f.startErr != nil {
+		return nil, f.startErr
+	}
+	return &fakeProcess{f: f, ctx: ctx, r: r}, nil
+}
+
+type fakeProcess struct {
+	f   *fakeExecutor
+	ctx context.Context
+	r   run.Request
+}
+
+func (p *fakeProcess) Pid() int { return 4242 }
+
+func (p *fakeProcess) Wait() (run.Outcome, error) {
+	o := p.r.Output
+	s := sink.New(sink.Options{MaxBytes: o.MaxBytes, Head: o.Head, Tail: o.Tail})
+	_, _ = s.Write([]byte(p.f.output))
+	if p.r.Live != nil {
+		p.r.Live(p.f.output)
+	}
+	out := run.Outcome{ExitCode: p.f.exit, Duration: time.Millisecond}
+	if p.f.hang {
+		<-p.ctx.Done()
+		out.Cancelled, out.ExitCode, out.Signal, out.SignalNumber = true, -1, "SIGTERM", 15
+	}
+	out.Summary = s.Close()
+	return out, nil
+}
+
+// The whole pipeline runs through the seam: the backend resolves the target, gets the normalized command
+// with the environment as layers and the sink's options, and its outcome becomes the result.
+func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
+	fake := &fakeExecutor{target: run.Target{Shell: "/container/bin/bash", Dir: "/app"},
+		output: "one\ntwo\nthree\n", exit: 3}
+	c := config(t)
+	c.Executor, c.Shell, c.Env, c.Prefix = fake, "bash", []string{"A=1"}, "set -o pipefail;"
+	var live strings.Builder
+	r := New(c).Run(context.Background(), Request{Command: "  make 2>&1 | tail -n 2 ", Cwd: "/app",
+		Env: map[string]string{"B": "2"}}, func(text string) { live.WriteString(text) })
+
+	if len(fake.resolved) != 1 || fake.resolved[0] != [2]string{"bash", "/app"} {
+		t.Errorf("Resolve got %v; want the shell and cwd as requested (the backend resolves them)", fake.resolved)
+	}
+	req := fake.requests[0]
+	if req.Command != "set -o pipefail; make 2>&1" || req.Target.Dir != "/app" || req.Output.Tail != 2 || req.Output.Head != -1 {
+		t.Errorf("request %+v", req)
+	}
+	if !slices.Contains(req.Env, "PWD=/app") || !slices.Contains(req.Env, "A=1") || req.Env[len(req.Env)-1] != "B=2" {
+		t.Errorf("env layers %q: want PWD, the config's layer, then the request's", req.Env)
+	}
+	for _, kv := range req.Env {
+		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") {
+			t.Errorf("the caller's environment was shipped: %q", kv)
+		}
+	}
+	if live.Len() != 0 || req.Live != nil {
+		t.Errorf("a tail limit streams nothing, got %q", live.String())
+	}
+	d := r.Details
+	if d.Status != result.StatusExited || *d.ExitCode != 3 || d.Cwd != "/app" || d.Shell != "/container/bin/bash" ||
+		r.Output != "two\nthree" || r.Exit != 3 {
+		t.Errorf("result %+v / %q", d, r.Output)
+	}
+}
+
+func TestExecutorSeamErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fake *fakeExecutor
+		text string
+	}{
+		{"bad cwd", &fakeExecutor{target: run.Target{Dir: "/nope"}, resolveTo: &run.DirError{Text: "Working directory does not exist: /nope"}},
+			"Working directory does not exist: /nope"},
+		{"no shell", &fakeExecutor{startErr: run.ErrShellNotFound}, "shell not found"},
+	} {
+		c := config(t)
+		c.Executor = tc.fake
+		r := New(c).Run(context.Background(), Request{Command: "true"}, nil)
+		if r.Details.Status != result.StatusError || r.Exit != result.ExitCannotRun || r.Output != tc.text {
+			t.Errorf("%s: %+v %q", tc.name, r.Details, r.Output)
+		}
+	}
+	// A blocked command never reaches the backend.
+	fake := &fakeExecutor{}
+	c := config(t)
+	c.Executor, c.Intercept, c.Tools, c.DefaultRules = fake, true, []string{"read"}, true
+	if r := New(c).Run(context.Background(), Request{Command: "cat README.md"}, nil); r.Details.Status != result.StatusBlocked || len(fake.requests) != 0 {
+		t.Errorf("blocked: %+v, %d requests", r.Details, len(fake.requests))
+	}
+}
+
+// A cancel reaches the backend through the context, and the result says so with the signal's status.
+func TestExecutorSeamCancel(t *testing.T) {
+	fake := &fakeExecutor{target: run.Target{Shell: "/bin/bash", Dir: "/"}, output: "partial\n", hang: true}
+	c := config(t)
+	c.Executor = fake
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { cancel(SignalCause{Signal: 2}) })
+	r := New(c).Run(ctx, Request{Command: "sleep 60"}, nil)
+	if r.Details.Status != result.StatusCancelled || r.Exit != 130 || !strings.HasPrefix(r.Output, result.TextCancelled) {
+		t.Errorf("%+v %q", r.Details, r.Output)
+	}
+	if !errors.Is(context.Cause(ctx), SignalCause{Signal: 2}) {
+		t.Fatal("cause lost")
+	}
+}
+
+// Two runs through one Runner at once, each with its own supervisor: one times out leaving setsid and
+// double-fork escapees, the other sleeps across that timeout and exits 7. Each waits until the other has
+// started (so runs that were serialized would fail), the timeout's kill sweep never touches the other's
+// processes, and each gets its own status (SPEC §11).
+func TestConcurrentRunsAreSupervisedApart(t *testing.T) {
+	c := config(t)
+	r := New(c)
+	m := "abpipe" + strings.ReplaceAll(t.Name(), "/", "")
+	t.Cleanup(func() { killMarked(m) })
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	var slow, quick result.Result
+	wg.Go(func() {
+		slow = r.Run(context.Background(), Request{Cwd: dir, Timeout: new(3.0), Command: `touch s; until [ -e q ]; do sleep 0.02; done; echo saw-q; ` +
+			`setsid bash -c 'exec -a ` + m + `x sleep 300' & ( (exec -a ` + m + `y sleep 300) & ); sleep 300`}, nil)
+	})
+	wg.Go(func() {
+		quick = r.Run(context.Background(), Request{Cwd: dir, Timeout: new(20.0), Command: `touch q; until [ -e s ]; do sleep 0.02; done; ` +
+			`sleep 4; echo survived; exit 7`}, nil)
+	})
+	wg.Wait()
+	if slow.Details.Status != result.StatusTimedOut || !strings.Contains(slow.Output, "saw-q") {
+		t.Errorf("slow: %+v %q", slow.Details, slow.Output)
+	}
+	if quick.Details.Status != result.StatusExited || quick.Details.ExitCode == nil || *quick.Details.ExitCode != 7 || quick.Output != "survived" {
+		t.Errorf("quick: %+v %q", quick.Details, quick.Output)
+	}
+	if left := killMarked(m); len(left) > 0 {
+		t.Errorf("escapees of the timed-out run survived: %v", left)
+	}
+}

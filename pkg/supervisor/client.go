@@ -1,0 +1,322 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/run"
+)
+
+// ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
+var ErrDied = errors.New("supervisor exited without a result")
+
+// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep one
+// supervisor started ahead ([Local.Prewarm]), so a run does not wait for the supervisor's exec. Its
+// methods are safe for concurrent use.
+type Local struct {
+	// Argv starts a supervisor: Argv[0] executed with Argv[1:]; nil is this executable as
+	// `agentbash __supervise`.
+	Argv []string
+
+	mu    sync.Mutex
+	spare *Process
+}
+
+var _ run.Executor = (*Local)(nil)
+
+// Prewarm starts a supervisor now for the next Start to take; a failure is left for Start to report.
+func (l *Local) Prewarm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.spare == nil {
+		l.spare, _ = Spawn(l.Argv)
+	}
+}
+
+// Close ends a supervisor started ahead and not used.
+func (l *Local) Close() error {
+	l.mu.Lock()
+	p := l.spare
+	l.spare = nil
+	l.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Close()
+}
+
+// Resolve resolves the shell and working directory on this machine (run.FindShell, run.ResolveDir).
+func (l *Local) Resolve(shell, dir string) (run.Target, error) {
+	t := run.Target{Shell: shell}
+	sh, shErr := run.FindShell(shell)
+	if shErr == nil {
+		t.Shell = sh
+	}
+	home, _ := os.UserHomeDir()
+	d, dirErr := run.ResolveDir(dir, home)
+	t.Dir = d
+	if dirErr != nil {
+		return t, dirErr // the working directory is checked first (SPEC §3.4)
+	}
+	return t, shErr
+}
+
+// Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
+func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
+	l.mu.Lock()
+	p := l.spare
+	l.spare = nil
+	l.mu.Unlock()
+	if p == nil {
+		var err error
+		if p, err = Spawn(l.Argv); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.start(ctx, r); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
+// [run.Process] once started.
+type Process struct {
+	cmd     *exec.Cmd
+	conn    *net.UnixConn
+	used    bool
+	pid     int // the shell's
+	dec     *json.Decoder
+	live    func(string)
+	stop    func() bool // ends the cancel watch
+	closeIn func()      // ends the stdin copy, if any
+	waited  bool
+	waitErr error
+}
+
+// Spawn starts a supervisor process: argv[0] is executed with argv[1:] (nil: this executable as
+// `agentbash __supervise`). It has its own session (no terminal signals reach it), /dev/null for its
+// standard streams, and the other end of a socket pair as descriptor 3. It waits for its run; if the
+// caller drops it instead, [Process.Close] ends it.
+func Spawn(argv []string) (*Process, error) {
+	name := ""
+	if len(argv) == 0 {
+		argv, name = []string{"/proc/self/exe", Command}, os.Args[0] // the name this binary answers to
+	}
+	run.CloseInheritedDescriptors() // the supervisor, like the command, never holds its caller's pipes
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: socket pair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "supervisor"), os.NewFile(uintptr(fds[1]), "control")
+	defer theirs.Close()
+	c, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, fmt.Errorf("supervisor: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if name != "" {
+		cmd.Args[0] = name
+	}
+	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("supervisor: start: %w", err)
+	}
+	return &Process{cmd: cmd, conn: c.(*net.UnixConn)}, nil
+}
+
+// start sends r and waits for the shell to run (or for the error that kept it from running).
+func (p *Process) start(ctx context.Context, r run.Request) error {
+	if p.used {
+		return errors.New("supervisor: a supervisor runs one command")
+	}
+	p.used = true
+	spec := Spec{Command: r.Command, Shell: r.Target.Shell, Dir: r.Target.Dir, Env: r.Env, Wrapper: r.Wrapper,
+		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil}
+	var rights []byte
+	if r.Stdin != nil {
+		f, closeIn, err := stdinFile(r.Stdin)
+		if err != nil {
+			p.Close()
+			return err
+		}
+		defer f.Close() // the supervisor has its own copy once it is sent
+		p.closeIn = closeIn
+		spec.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
+	}
+	if _, _, err := p.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
+		return p.died(fmt.Errorf("send descriptors: %w", err))
+	}
+	var mu sync.Mutex // the encoder is shared by the start and a cancel
+	enc := json.NewEncoder(p.conn)
+	mu.Lock()
+	err := enc.Encode(Request{Op: OpStart, Spec: &spec})
+	mu.Unlock()
+	if err != nil {
+		return p.died(fmt.Errorf("send start request: %w", err))
+	}
+	p.stop = context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(Request{Op: OpCancel})
+	})
+	p.dec, p.live = json.NewDecoder(p.conn), r.Live
+	for {
+		ev, err := p.next()
+		if err != nil {
+			return err
+		}
+		switch ev.Op {
+		case OpStarted:
+			p.pid = ev.Pid
+			return nil
+		case OpDone:
+			p.Close()
+			return doneError(ev)
+		}
+	}
+}
+
+// stdinFile is r as a file whose descriptor can be sent: r itself, or the read end of a pipe that a
+// goroutine fills from r (closeIn stops it).
+func stdinFile(r io.Reader) (f *os.File, closeIn func(), err error) {
+	if f, ok := r.(*os.File); ok {
+		dup, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("supervisor: stdin: %w", err)
+		}
+		return os.NewFile(uintptr(dup), "stdin"), func() {}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("supervisor: stdin pipe: %w", err)
+	}
+	go func() {
+		_, _ = io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, func() { pw.Close() }, nil
+}
+
+// next reads the next event, passing output events to live.
+func (p *Process) next() (Event, error) {
+	for {
+		var ev Event
+		if err := p.dec.Decode(&ev); err != nil {
+			return Event{}, p.died(err)
+		}
+		if ev.Op != OpOutput {
+			return ev, nil
+		}
+		if p.live != nil {
+			p.live(ev.Text)
+		}
+	}
+}
+
+// doneError is the error a done event without an outcome carries.
+func doneError(ev Event) error {
+	switch {
+	case ev.Error == "":
+		return fmt.Errorf("%w (done without an outcome)", ErrDied)
+	case ev.Kind == "shell":
+		return remoteError{ev.Error, run.ErrShellNotFound}
+	case ev.Kind == "wrapper":
+		return remoteError{ev.Error, run.ErrWrapperNotFound}
+	}
+	return errors.New(ev.Error)
+}
+
+// remoteError is an error the supervisor reported: its text as it was, and the sentinel it wrapped.
+type remoteError struct {
+	text     string
+	sentinel error
+}
+
+func (e remoteError) Error() string { return e.text }
+func (e remoteError) Unwrap() error { return e.sentinel }
+
+// Pid is the shell's process id.
+func (p *Process) Pid() int { return p.pid }
+
+// SupervisorPid is the supervisor's own process id.
+func (p *Process) SupervisorPid() int { return p.cmd.Process.Pid }
+
+// Wait reads the run to its end (see [run.Process]). The supervisor exits by itself after it reported;
+// Wait reaps it in the background rather than wait for its exit.
+func (p *Process) Wait() (run.Outcome, error) {
+	defer p.release()
+	for {
+		ev, err := p.next()
+		if err != nil {
+			return run.Outcome{}, err
+		}
+		if ev.Op != OpDone {
+			continue
+		}
+		if ev.Outcome == nil || ev.Summary == nil {
+			return run.Outcome{}, doneError(ev)
+		}
+		o := *ev.Outcome
+		o.Summary = *ev.Summary
+		return o, nil
+	}
+}
+
+// died describes a supervisor that stopped talking: how it exited, if it did.
+func (p *Process) died(cause error) error {
+	p.conn.Close()
+	if err := p.wait(); err != nil {
+		return fmt.Errorf("%w (%v; %v)", ErrDied, err, cause)
+	}
+	return fmt.Errorf("%w (%v)", ErrDied, cause)
+}
+
+func (p *Process) wait() error {
+	if !p.waited {
+		p.waited, p.waitErr = true, p.cmd.Wait()
+	}
+	return p.waitErr
+}
+
+// release closes the socket and reaps the supervisor in the background.
+func (p *Process) release() {
+	if p.stop != nil {
+		p.stop()
+	}
+	if p.closeIn != nil {
+		p.closeIn()
+	}
+	p.conn.Close()
+	go p.wait()
+}
+
+// Close ends the supervisor: one that has not started a command exits at once (EOF before a start
+// request); one that runs a command kills its tree (SPEC §11). It waits for the process.
+func (p *Process) Close() error {
+	if p.stop != nil {
+		p.stop()
+	}
+	if p.closeIn != nil {
+		p.closeIn()
+	}
+	p.conn.Close()
+	err := p.wait()
+	if _, ok := errors.AsType[*exec.ExitError](err); ok {
+		return nil // its status says nothing the caller can act on
+	}
+	return err
+}

@@ -1,0 +1,220 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+)
+
+// liveQueueBytes bounds the live output waiting for a slow client; past it the oldest lines are dropped
+// from the live view (the result is complete).
+const liveQueueBytes = 1 << 20
+
+// errClientGone is the cancel cause when the client's end of the socket closed: the tree gets SIGTERM and,
+// ClientGoneGrace later, SIGKILL.
+var errClientGone = clientGone{}
+
+type clientGone struct{}
+
+func (clientGone) Error() string            { return "the client went away" }
+func (clientGone) KillGrace() time.Duration { return ClientGoneGrace }
+
+// cancelled is the cancel cause of a "cancel" request or of a signal to the supervisor: the spec's grace.
+type cancelled struct{ signal syscall.Signal }
+
+func (c cancelled) Error() string {
+	if c.signal != 0 {
+		return "cancelled by " + c.signal.String()
+	}
+	return "cancelled by the client"
+}
+
+// Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when the run was
+// reported (or the client was gone), 2 when the socket or the start request is broken.
+func Main() int {
+	f := os.NewFile(controlFD, "control")
+	if f == nil {
+		fmt.Fprintln(os.Stderr, "agentbash: "+Command+": no control socket on descriptor 3 (internal command)")
+		return 2
+	}
+	c, err := net.FileConn(f)
+	f.Close()
+	conn, ok := c.(*net.UnixConn)
+	if err != nil || !ok {
+		fmt.Fprintln(os.Stderr, "agentbash: "+Command+": descriptor 3 is not a unix socket (internal command)")
+		return 2
+	}
+	if err := serve(conn); err != nil {
+		fmt.Fprintln(os.Stderr, "agentbash: "+Command+":", err)
+		return 2
+	}
+	return 0
+}
+
+// serve runs one command for the client on conn.
+func serve(conn *net.UnixConn) error {
+	defer conn.Close()
+	stdin, err := receiveFiles(conn)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(conn)
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return fmt.Errorf("read start request: %w", err)
+	}
+	if req.Op != OpStart || req.Spec == nil {
+		return fmt.Errorf("first request is %q, want %q", req.Op, OpStart)
+	}
+	spec := *req.Spec
+	if spec.Stdin && stdin == nil {
+		return errors.New("start request wants stdin, but no descriptor came with it")
+	}
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ev := &events{enc: json.NewEncoder(conn)}
+	go watchClient(dec, cancel)
+	stopSignals := cancelOnSignals(cancel)
+	defer stopSignals()
+
+	var live io.Writer
+	var async *result.AsyncWriter
+	if spec.Live {
+		async = result.NewAsyncWriter(ev, liveQueueBytes)
+		live = async
+	}
+	out := newOutput(spec.Output, live)
+	var in io.Reader
+	if stdin != nil {
+		defer stdin.Close()
+		in = stdin
+	}
+	outcome, runErr := run.Local{}.Run(ctx, run.Spec{
+		Command:   spec.Command,
+		Shell:     spec.Shell,
+		Wrapper:   spec.Wrapper,
+		Dir:       spec.Dir,
+		Env:       run.Environ(os.Environ(), spec.Env),
+		Stdin:     in,
+		Timeout:   spec.Timeout,
+		KillGrace: spec.KillGrace,
+		Output:    out.sink,
+		LimitMet:  out.sink.LimitMet,
+		Started:   func(pid int) { _ = ev.send(Event{Op: OpStarted, Pid: pid}) },
+	})
+	summary := out.close()
+	if async != nil {
+		async.Close()
+	}
+	done := Event{Op: OpDone}
+	switch {
+	case runErr == nil:
+		done.Outcome, done.Summary = &outcome, &summary
+	case errors.Is(runErr, run.ErrShellNotFound):
+		done.Error, done.Kind = runErr.Error(), "shell"
+	case errors.Is(runErr, run.ErrWrapperNotFound):
+		done.Error, done.Kind = runErr.Error(), "wrapper"
+	default:
+		done.Error = runErr.Error()
+	}
+	if context.Cause(ctx) == errClientGone {
+		return nil // nobody to tell
+	}
+	_ = ev.send(done) // a client that left meanwhile cannot be told; its tree is gone anyway
+	return nil
+}
+
+// watchClient reads the client's requests after the start: "cancel" cancels the run with the spec's
+// grace; EOF (the client exited or was killed) cancels it with ClientGoneGrace.
+func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc) {
+	for {
+		var req Request
+		if err := dec.Decode(&req); err != nil {
+			cancel(errClientGone)
+			return
+		}
+		if req.Op == OpCancel {
+			cancel(cancelled{})
+		}
+	}
+}
+
+// cancelOnSignals makes SIGTERM, SIGINT and SIGHUP sent to the supervisor itself a cancel of the run, so
+// that killing a supervisor politely never leaves its tree behind.
+func cancelOnSignals(cancel context.CancelCauseFunc) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(cancelled{signal: s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return func() { signal.Stop(sigs); close(done) }
+}
+
+// receiveFiles reads the one-byte message that opens the stream and the descriptors it carries: none, or
+// the command's stdin.
+func receiveFiles(conn *net.UnixConn) (*os.File, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return nil, fmt.Errorf("read descriptors: %w", err)
+	}
+	if oobn == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("read descriptors: bad control message")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("read descriptors: want one, got %d", len(fds))
+	}
+	unix.CloseOnExec(fds[0])
+	return os.NewFile(uintptr(fds[0]), "stdin"), nil
+}
+
+// events writes events to the client, one JSON object each; it is an io.Writer of live output.
+type events struct {
+	mu     sync.Mutex
+	enc    *json.Encoder
+	failed bool
+}
+
+func (e *events) send(ev Event) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failed {
+		return errors.New("client gone")
+	}
+	if err := e.enc.Encode(ev); err != nil {
+		e.failed = true
+		return err
+	}
+	return nil
+}
+
+// Write sends p as one output event; it never fails (a gone client is the watcher's business).
+func (e *events) Write(p []byte) (int, error) {
+	_ = e.send(Event{Op: OpOutput, Text: string(p)})
+	return len(p), nil
+}

@@ -1,0 +1,77 @@
+// Package supervisor runs one command per supervisor process, so that what the command started ends with
+// its run even when the agentbash process that asked for it dies (SPEC §11).
+//
+// A supervisor is agentbash re-executed as `agentbash __supervise` ([Command]) with one end of a unix
+// socket pair as file descriptor 3. It becomes the child subreaper of its own subtree, so "every descendant
+// of this process" is exactly the run's tree: setsid and double-fork escapees reparent to it, and several
+// runs of one client (rpc, mcp) are supervised apart without a process-wide lock. It owns the output pipe,
+// the sink and the artifact, enforces the timeout, and when the client's end of the socket closes — the
+// client exited or was SIGKILLed — it sends SIGTERM to the whole tree and SIGKILL [ClientGoneGrace] later.
+//
+// The protocol is JSON, one object per message, on the socket: the client sends a [Request] with Op
+// "start" first (its file descriptors, such as the command's stdin, travel in one SCM_RIGHTS message just
+// before it), then "cancel" when it wants the run killed; the supervisor sends "output" events (only when
+// live output was asked for) and one "done" [Event] with the outcome and the sink's summary, then exits.
+// The command's text travels on the socket, never on a command line, so `pgrep -f` never finds agentbash.
+package supervisor
+
+import (
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+// Command is the hidden subcommand that turns agentbash into a supervisor (argv[1]).
+const Command = "__supervise"
+
+// controlFD is the supervisor's end of the socket pair.
+const controlFD = 3
+
+// ClientGoneGrace is the time between SIGTERM and SIGKILL of the tree once the client is gone: the tree is
+// gone within a second of the client's death, a process that ignores SIGTERM included (SPEC §11).
+const ClientGoneGrace = 500 * time.Millisecond
+
+// Operations of the protocol.
+const (
+	OpStart   = "start"   // client → supervisor: the run, once, first
+	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
+	OpStarted = "started" // supervisor → client: the shell runs, with its pid
+	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
+	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits
+)
+
+// Spec is one run as it travels to the supervisor: [run.Request] in plain data.
+type Spec struct {
+	Command string   `json:"command"` // the script given to `Shell -c`
+	Shell   string   `json:"shell"`   // absolute path
+	Dir     string   `json:"dir"`     // absolute working directory
+	Env     []string `json:"env"`     // KEY=VALUE layers over the supervisor's environment (run.Environ)
+	Wrapper []string `json:"wrapper,omitempty"`
+	// Stdin: the command's stdin is the descriptor sent with the start request; false is /dev/null.
+	Stdin     bool          `json:"stdin,omitempty"`
+	Timeout   time.Duration `json:"timeout"`   // nanoseconds; must be positive
+	KillGrace time.Duration `json:"killGrace"` // nanoseconds between SIGTERM and SIGKILL
+	Output    run.Output    `json:"output"`
+	// Live asks for "output" events with the sanitized text as it arrives.
+	Live bool `json:"live,omitempty"`
+}
+
+// Request is a message from the client.
+type Request struct {
+	Op   string `json:"op"`
+	Spec *Spec  `json:"spec,omitempty"`
+}
+
+// Event is a message from the supervisor.
+type Event struct {
+	Op      string        `json:"op"`
+	Pid     int           `json:"pid,omitempty"`     // started
+	Text    string        `json:"text,omitempty"`    // output
+	Outcome *run.Outcome  `json:"outcome,omitempty"` // done
+	Summary *sink.Summary `json:"summary,omitempty"` // done
+	Error   string        `json:"error,omitempty"`   // done: the command could not run at all
+	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
+	// (run.ErrWrapperNotFound), or "".
+	Kind string `json:"kind,omitempty"`
+}

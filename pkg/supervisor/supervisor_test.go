@@ -1,0 +1,232 @@
+package supervisor
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/run"
+)
+
+// TestMain lets the test binary be its own supervisor: Spawn re-executes it as `<test> __supervise`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main())
+	}
+	os.Exit(m.Run())
+}
+
+func marker(t *testing.T) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "absup" + hex.EncodeToString(b)
+}
+
+func spec(t *testing.T, command string, timeout time.Duration) run.Request {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	return run.Request{
+		Command: command, Target: run.Target{Shell: bash, Dir: t.TempDir()},
+		Timeout: timeout, KillGrace: time.Second,
+		Output: run.Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: filepath.Join(t.TempDir(), "art")},
+	}
+}
+
+func runIt(t *testing.T, ctx context.Context, r run.Request) (run.Outcome, error) {
+	t.Helper()
+	return run.Run(ctx, &Local{}, r)
+}
+
+// alive lists live processes whose command line holds m.
+func alive(m string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err != nil || !strings.Contains(string(b), m) {
+			continue
+		}
+		stat, _ := os.ReadFile(d + "/stat")
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		if strings.Contains(string(b), "-c\x00") {
+			continue // the shell's own command line names the marker
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// hang is a command that sleeps for 300 s under the name name (its command line holds it).
+func hang(name string) string { return "bash -c 'exec -a " + name + " sleep 300'" }
+
+func cleanup(t *testing.T, m string) {
+	t.Cleanup(func() {
+		for _, p := range alive(m) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+}
+
+// waitFor polls until cond holds or d passes (waiting for processes to appear or go, not timing a result).
+func waitFor(d time.Duration, cond func() bool) bool {
+	for end := time.Now().Add(d); ; time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+	}
+}
+
+func TestRunReportsOutcomeAndSummary(t *testing.T) {
+	r, err := runIt(t, context.Background(), spec(t, "echo hello; echo err >&2; exit 3", 10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ExitCode != 3 || r.Summary.Text != "hello\nerr\n" || r.Summary.TotalLines != 2 {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestShellNotFound(t *testing.T) {
+	s := spec(t, "true", 10*time.Second)
+	s.Target.Shell = "/nonexistent/bash"
+	_, err := runIt(t, context.Background(), s)
+	if !errors.Is(err, run.ErrShellNotFound) {
+		t.Fatalf("err = %v, want ErrShellNotFound", err)
+	}
+}
+
+func TestStdinIsPassedOver(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("from stdin\n")
+	f.Seek(0, 0)
+	s := spec(t, "cat", 10*time.Second)
+	s.Stdin = f
+	r, err := runIt(t, context.Background(), s)
+	if err != nil || r.Summary.Text != "from stdin\n" {
+		t.Fatalf("got %q, %v", r.Summary.Text, err)
+	}
+	s.Stdin = strings.NewReader("from a reader\n") // not a file: copied through a pipe
+	r, err = runIt(t, context.Background(), s)
+	if err != nil || r.Summary.Text != "from a reader\n" {
+		t.Fatalf("got %q, %v", r.Summary.Text, err)
+	}
+}
+
+func TestLiveOutput(t *testing.T) {
+	s := spec(t, "echo one; sleep 0.1; echo two", 10*time.Second)
+	var mu sync.Mutex
+	var live strings.Builder
+	s.Live = func(text string) { mu.Lock(); live.WriteString(text); mu.Unlock() }
+	r, err := runIt(t, context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.String() != "one\ntwo\n" || r.Summary.Text != "one\ntwo\n" {
+		t.Fatalf("live %q, summary %q", live.String(), r.Summary.Text)
+	}
+}
+
+// The client goes away while its command runs (as when it is SIGKILLed: the kernel closes its end of the
+// socket): the whole tree, setsid and double-fork escapees and a TERM-ignoring process included, is gone
+// within a second.
+func TestClientGoneKillsTree(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	s := spec(t, `setsid `+hang(m+"a")+` & (`+hang(m+"b")+` &) ; bash -c 'trap "" TERM; exec -a `+m+`c sleep 300' & `+hang(m+"d"), 600*time.Second)
+	l := &Local{}
+	proc, err := l.Start(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := proc.(*Process)
+	if p.Pid() <= 0 {
+		t.Fatalf("pid %d", p.Pid())
+	}
+	done := make(chan error, 1)
+	go func() { _, err := p.Wait(); done <- err }()
+	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 4 }) {
+		t.Fatalf("the four marked processes never all appeared: %v", alive(m))
+	}
+	p.conn.Close() // what the kernel does when the client dies
+	gone := time.Now()
+	if !waitFor(1500*time.Millisecond, func() bool { return len(alive(m)) == 0 }) {
+		t.Fatalf("alive %v after the client went away", alive(m))
+	}
+	if d := time.Since(gone); d > time.Second {
+		t.Logf("tree took %v to go (budget 1 s; a loaded machine may be slower)", d)
+	}
+	if err := <-done; !errors.Is(err, ErrDied) {
+		t.Fatalf("Run returned %v, want ErrDied (nobody is told)", err)
+	}
+}
+
+// Two runs of one process are supervised apart: a timeout with escapees in one never touches the other's
+// processes, and each gets its own status.
+func TestRunsAreSupervisedApart(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	var wg sync.WaitGroup
+	var slow, quick run.Outcome
+	var slowErr, quickErr error
+	wg.Go(func() {
+		slow, slowErr = runIt(t, context.Background(), spec(t, `setsid `+hang(m+"x")+` & (`+hang(m+"y")+` &); sleep 300`, time.Second))
+	})
+	wg.Go(func() {
+		quick, quickErr = runIt(t, context.Background(), spec(t, `sleep 2; echo survived; exit 7`, 10*time.Second))
+	})
+	wg.Wait()
+	if slowErr != nil || !slow.TimedOut {
+		t.Fatalf("slow: %+v %v", slow, slowErr)
+	}
+	if quickErr != nil || quick.ExitCode != 7 || quick.Summary.Text != "survived\n" || quick.Cancelled {
+		t.Fatalf("quick: %+v %v", quick, quickErr)
+	}
+	if left := alive(m); len(left) > 0 {
+		t.Fatalf("escapees of the timed-out run survived: %v", left)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	r, err := runIt(t, ctx, spec(t, "echo started; sleep 30", 60*time.Second))
+	if err != nil || !r.Cancelled || r.Summary.Text != "started\n" {
+		t.Fatalf("got %+v %v", r, err)
+	}
+}
+
+func TestUnusedSupervisorExits(t *testing.T) {
+	p, err := Spawn(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := p.SupervisorPid()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Fatalf("supervisor %d still there after Close", pid)
+	}
+}
