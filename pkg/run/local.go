@@ -229,7 +229,8 @@ func startShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
 				script = bashLoader
 			}
 		}
-		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), "-c", script)
+		// `--` ends the shell's options: a script that starts with - or + (`-x`) is script text.
+		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), "-c", "--", script)
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = spec.Dir
 		cmd.Env = withoutLastArg(spec.Env)
@@ -352,9 +353,14 @@ func killAll(pid int) {
 
 // signalTree sends sig to the process group led by pid and to every descendant of this process, which
 // catches those that left the group with setsid or a double fork (we are their subreaper on Linux).
+// A stopped process cannot act on SIGTERM until it is continued, so SIGCONT follows (as timeout(1) does):
+// a stopped child no longer makes every timeout wait the whole grace.
 func signalTree(pid int, sig unix.Signal) {
 	live, _ := descendants()
 	signalGroups(pid, live, sig)
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		signalGroups(pid, live, unix.SIGCONT)
+	}
 }
 
 // signalGroups sends sig to the process group led by pid, to each of live, and to the groups that those
