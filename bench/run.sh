@@ -15,6 +15,15 @@ for tool in hyperfine /usr/bin/time; do
 done
 CGO_ENABLED=0 go build -trimpath -o "$out/agentbash" .
 ab="$PWD/$out/agentbash"
+# The floor of SPEC §12's per-call budget: the build of 2026-12-01 (commit 32052e6), built the same way.
+base_rev=${BASE_REV:-32052e6}
+base="$PWD/$out/agentbash-$base_rev"
+if [[ ! -x $base ]] && git cat-file -e "$base_rev^{commit}" 2>/dev/null; then
+  wt=$(mktemp -d)
+  git worktree add -q --detach "$wt" "$base_rev"
+  (cd "$wt" && CGO_ENABLED=0 go build -trimpath -o "$base" .)
+  git worktree remove --force "$wt"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
@@ -22,8 +31,11 @@ mkdir -p "$HOME"
 runs=${RUNS:-10}
 
 echo "== per-call overhead: true"
+base_cmd=()
+[[ -x $base ]] && base_cmd=(-n "agentbash@$base_rev" "$base run --format json true")
 hyperfine -N --warmup 10 --runs 200 --export-markdown "$out/overhead.md" \
   -n agentbash "$ab run --format json true" \
+  "${base_cmd[@]}" \
   -n pipeline "bash -c 'timeout 300 bash -c true 2>&1 | tee $tmp/pipe.log | tail -c 51200'" \
   -n bare "bash -c true"
 

@@ -57,23 +57,28 @@ func Execute(info BuildInfo, exit func(int), args []string) {
 	}
 	if len(args) > 0 && args[0] == "run" {
 		// Start the run's supervisor before anything else, so that its exec overlaps the parsing of the
-		// command line and the loading of the config; runRun takes it (or it ends when unused).
+		// command line and the loading of the config; runRun takes it. One left unused ends when its
+		// socket closes with this process.
 		spare = &supervisor.Local{}
 		spare.Prewarm()
-		defer spare.Close()
 	}
 	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
+	ios := SystemIO()
+	root := newRootCmd(info, ios)
 	title := []string{os.Args[0]}
-	if c, _, err := newRootCmd(info, SystemIO()).Find(args); err == nil {
+	if c, _, err := root.Find(args); err == nil {
 		title = append(title, strings.Fields(c.CommandPath())[1:]...)
 	}
 	_ = proctitle.Set(title...)
-	exit(Run(context.Background(), info, SystemIO(), args))
+	exit(execute(context.Background(), root, ios, args))
 }
 
 // Run runs the CLI in-process and returns the exit status.
 func Run(ctx context.Context, info BuildInfo, ios IO, args []string) int {
-	root := newRootCmd(info, ios)
+	return execute(ctx, newRootCmd(info, ios), ios, args)
+}
+
+func execute(ctx context.Context, root *cobra.Command, ios IO, args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return exitStatus(err, ios.Err)
