@@ -102,7 +102,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		// A script file that cannot be read is not a malformed command line: a result, exit 125.
 		r := pipeline.Failed("", f.cwd, fe.err)
 		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
-		return exitError{code: r.Exit}
+		return exitError{code: resultExit(r)}
 	}
 	if err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
@@ -129,7 +129,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 			_ = result.WriteWarnings(ios.Err, cfgWarnings) // text mode prints every warning itself
 		}
 		printResult(ios, r, text, nil, f.preview)
-		return exitError{code: r.Exit}
+		return exitError{code: resultExit(r)}
 	}
 	text := textFormat(cfg.Format, ios)
 
@@ -176,7 +176,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	r := pipeline.New(pc).Run(ctx, req, obs)
 	printResult(ios, r, text, term, f.preview)
-	return exitError{code: r.Exit}
+	return exitError{code: resultExit(r)}
 }
 
 // fileError is a -f FILE that could not be read.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 )
 
 // TerminalOptions shapes the text format on a terminal (SPEC §3.10).
@@ -70,7 +72,7 @@ func (t *Terminal) Finish(r Result) error {
 		erased = t.roll.Close()
 	}
 	var b strings.Builder
-	if r.Details.Cancelled && r.CancelSignal == "SIGINT" && !endedLine && !erased {
+	if r.Details.Cancelled && r.CancelSignal == unix.SIGINT && !endedLine && !erased {
 		// The terminal echoed ^C where the cursor was; the cancel line starts on a line of its own.
 		b.WriteString("\n")
 	}
@@ -129,8 +131,8 @@ func StatusWords(r Result) string {
 	switch {
 	case d.TimedOut:
 		return "timed out after " + FormatSeconds(d.TimeoutSeconds) + "s"
-	case d.Cancelled && r.CancelSignal != "":
-		return "cancelled (" + r.CancelSignal + ")"
+	case d.Cancelled && r.CancelSignal != 0:
+		return "cancelled (" + unix.SignalName(r.CancelSignal) + ")"
 	case d.Cancelled:
 		return "cancelled"
 	case d.Status == StatusBlocked:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
@@ -80,7 +81,7 @@ func TestTerminalFooter(t *testing.T) {
 // TestTerminalCancelLine: after Ctrl-C the terminal has echoed ^C where the cursor was; the cancel line
 // must start on a line of its own, with no blank line when the output had stopped mid-line.
 func TestTerminalCancelLine(t *testing.T) {
-	cancelled := func(sig int, text string) Result {
+	cancelled := func(sig syscall.Signal, text string) Result {
 		in := base()
 		in.CancelSignal = sig
 		in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
@@ -92,7 +93,7 @@ func TestTerminalCancelLine(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		streamed string // what the live view got; "-" for no live view
-		sig      int
+		sig      syscall.Signal
 		want     string
 	}{
 		{"after a whole line", "started\n", 2, "started\n\n[Command cancelled]\ncancelled (SIGINT)"},

@@ -85,7 +85,7 @@ func TestRunExitAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.ExitCode != 3 || o.Signal != "" || o.TimedOut || o.ExitStatus() != 3 {
+	if o.ExitCode != 3 || o.Signal != "" || o.TimedOut || bashStatus(o) != 3 {
 		t.Errorf("outcome %+v", o)
 	}
 	if got := out.String(); got != "a\nb\nc\n" {
@@ -96,7 +96,7 @@ func TestRunExitAndOrder(t *testing.T) {
 func TestRunSignaled(t *testing.T) {
 	var out buffer
 	o, _ := Local{}.Run(context.Background(), spec(t, "kill -SEGV $$", &out))
-	if o.Signal != "SIGSEGV" || o.ExitCode != -1 || o.ExitStatus() != 128+11 {
+	if o.Signal != "SIGSEGV" || o.ExitCode != -1 || bashStatus(o) != 128+11 {
 		t.Errorf("outcome %+v", o)
 	}
 }
@@ -371,7 +371,7 @@ func runOutput(t *testing.T, command, stdin string) (string, int) {
 	if err != nil {
 		t.Fatalf("%.60q: %v", command, err)
 	}
-	return out.String(), o.ExitStatus()
+	return out.String(), bashStatus(o)
 }
 
 // A command too long for one argument runs through the loader; it must behave as the same text given to
@@ -584,4 +584,12 @@ func TestResolveDirNotAccessible(t *testing.T) {
 func procState(pid int) byte {
 	_, st, _ := procStat(pid)
 	return st
+}
+
+// bashStatus is the status bash would report for o ($?): the exit code, or 128+N for death by signal N.
+func bashStatus(o Outcome) int {
+	if o.SignalNumber > 0 {
+		return 128 + o.SignalNumber
+	}
+	return o.ExitCode
 }
