@@ -21,6 +21,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/terminal"
 )
 
 // spare is the executor whose supervisor Execute started ahead for a `run` (see Execute).
@@ -165,7 +166,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if f.stdin {
 		req.Stdin = ios.In
 	}
-	var term *result.Terminal
+	var term *terminal.View
 	var obs pipeline.Observer
 	if text && ios.OutIsTerminal {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
@@ -334,7 +335,7 @@ func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
 // model-visible text with the warnings on stderr, one line each (SPEC §3.10).
-func printResult(ios IO, r result.Result, text bool, term *result.Terminal, preview int) {
+func printResult(ios IO, r result.Result, text bool, term *terminal.View, preview int) {
 	var err error
 	switch {
 	case !text:
@@ -355,8 +356,8 @@ func printResult(ios IO, r result.Result, text bool, term *result.Terminal, prev
 
 // newTerminal is the text format for ios's terminal: coloured unless NO_COLOR is set, the preview rolling
 // in place unless the terminal cannot move its cursor (TERM=dumb).
-func newTerminal(ios IO, preview int) *result.Terminal {
-	return result.NewTerminal(ios.Out, result.TerminalOptions{
+func newTerminal(ios IO, preview int) *terminal.View {
+	return terminal.New(ios.Out, terminal.Options{
 		Preview: preview, Roll: os.Getenv("TERM") != "dumb", Color: os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Cols: ios.Cols, Rows: ios.Rows,
 	})

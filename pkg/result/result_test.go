@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -238,18 +236,6 @@ func TestWriteJSONOneLineNoHTMLEscape(t *testing.T) {
 	}
 }
 
-func TestLineClamp(t *testing.T) {
-	var b bytes.Buffer
-	c := NewLineClamp(&b, 5)
-	c.Write([]byte("abcdefgh\nxy"))
-	c.Write([]byte("zéééé\nok"))
-	c.Flush()
-	want := "abcde… [3 chars omitted]\nxyzéé… [2 chars omitted]\nok\n"
-	if b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
-	}
-}
-
 func TestWriteTextPreview(t *testing.T) {
 	in := base()
 	in.Outcome, in.Summary = &run.Outcome{ExitCode: 2}, &sink.Summary{Text: "1\n2\n3\n4\n"}
@@ -261,50 +247,11 @@ func TestWriteTextPreview(t *testing.T) {
 	}
 }
 
-// slowWriter takes a while per write, like a terminal that cannot keep up.
-type slowWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *slowWriter) Write(p []byte) (int, error) {
-	time.Sleep(2 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func TestAsyncWriterNeverBlocksAndSaysWhatItSkipped(t *testing.T) {
-	var w slowWriter
-	a := NewAsyncWriter(&w, 1000)
-	line := []byte(strings.Repeat("x", 99) + "\n")
-	for range 1000 {
-		if n, err := a.Write(line); n != len(line) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
-	}
-	a.Close()
-	out := w.b.String()
-	if !strings.Contains(out, "live view skipped") || !strings.HasSuffix(out, "] …\n"+strings.Repeat(string(line), 10)) &&
-		!strings.HasSuffix(out, string(line)) {
-		t.Errorf("output %d bytes, no skip marker or the end is lost:\n%s", len(out), out[max(0, len(out)-300):])
-	}
-	if strings.Count(out, "\n") < 10 {
-		t.Errorf("newest lines lost")
-	}
-	if n, _ := a.Write(line); n != len(line) {
-		t.Errorf("Write after Close = %d", n)
-	}
-}
-
-func TestAsyncWriterKeepsEverythingWhenFast(t *testing.T) {
+func TestWriteWarnings(t *testing.T) {
 	var b bytes.Buffer
-	a := NewAsyncWriter(&b, 1<<20)
-	for i := range 100 {
-		fmt.Fprintf(a, "%d\n", i)
-	}
-	a.Close()
-	if strings.Count(b.String(), "\n") != 100 || strings.Contains(b.String(), "skipped") {
-		t.Errorf("got %q", b.String())
+	WriteWarnings(&b, []string{"a", "b\nc\x1b[31m"})
+	want := "agentbash: warning: a\nagentbash: warning: b c [31m\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }
