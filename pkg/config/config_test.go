@@ -8,7 +8,6 @@ import (
 	"testing"
 )
 
-
 func TestValidate(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
@@ -106,5 +105,14 @@ func TestEnvironWrapperSplitsWords(t *testing.T) {
 	}
 	if _, _, err := Environ([]string{"AGENTBASH_SHELL_WRAPPER=nice $X"}); err == nil || !strings.Contains(err.Error(), "AGENTBASH_SHELL_WRAPPER") {
 		t.Errorf("a wrapper with an expansion: err %v, want one naming the variable", err)
+	}
+}
+
+// Without a home directory a config path keeps its `~` as written (the working directory's `~` is an
+// error instead: run.ResolveDir).
+func TestExpandHomeWithoutHome(t *testing.T) {
+	t.Setenv("HOME", "")
+	if got := ExpandHome("~/x"); got != "~/x" {
+		t.Errorf("ExpandHome = %q, want ~/x", got)
 	}
 }

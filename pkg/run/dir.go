@@ -16,16 +16,32 @@ const (
 	TextDirNotDir   = "Working directory is not a directory: "
 )
 
+// ErrNoHome is the error of [ExpandHome] for a path that starts with `~` when no home directory is known.
+var ErrNoHome = errors.New("cannot expand ~: no home directory ($HOME is not set)")
+
+// ExpandHome expands a leading `~` or `~/` of path to home (SPEC §3.4): `~` is home, `~/x` is home/x
+// (cleaned). Any other path (`~user`, `a/~`, "") is returned as it is. With home "" a path that starts with
+// `~` is returned as written, with [ErrNoHome]: [ResolveDir] reports it as the working directory's error,
+// config keeps the path as written (config.ExpandHome).
+func ExpandHome(path, home string) (string, error) {
+	if path != "~" && !strings.HasPrefix(path, "~/") {
+		return path, nil
+	}
+	if home == "" {
+		return path, ErrNoHome
+	}
+	return filepath.Join(home, path[1:]), nil
+}
+
 // ResolveDir turns the requested working directory into the absolute path the command runs in: "" is
 // the current directory; `~` and `~/` expand to home; a relative path resolves against the current
 // directory; the result is cleaned, not symlink-resolved (SPEC §3.4). It fails with the exact texts of
-// §3.4 when the directory does not exist or is not a directory, and with the stat error otherwise.
+// §3.4 when the directory does not exist or is not a directory, with [ErrNoHome] (wrapped in a
+// [DirError]) for `~` when home is "", and with the stat error otherwise.
 func ResolveDir(dir, home string) (string, error) {
-	if dir == "~" || strings.HasPrefix(dir, "~/") {
-		if home == "" {
-			return dir, &DirError{Text: "Working directory " + dir + ": cannot expand ~: no home directory ($HOME is not set)"}
-		}
-		dir = filepath.Join(home, dir[1:])
+	dir, err := ExpandHome(dir, home)
+	if err != nil {
+		return dir, &DirError{Text: "Working directory " + dir + ": " + err.Error(), Err: err}
 	}
 	var abs string
 	if filepath.IsAbs(dir) {

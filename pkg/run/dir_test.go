@@ -1,6 +1,7 @@
 package run
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,5 +87,37 @@ func TestResolveDirNotAccessible(t *testing.T) {
 	os.Mkdir(dir, 0o000)
 	if _, err := ResolveDir(dir, ""); err == nil || !strings.Contains(err.Error(), "not accessible") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// One `~` expansion for the working directory and for config paths; without a home directory it says so.
+func TestExpandHome(t *testing.T) {
+	for _, tc := range []struct {
+		path, home, want string
+		noHome           bool
+	}{
+		{"~", "/h", "/h", false},
+		{"~/", "/h", "/h", false},
+		{"~/a/../b", "/h", "/h/b", false},
+		{"~user/x", "/h", "~user/x", false},
+		{"a/~", "/h", "a/~", false},
+		{"/abs", "", "/abs", false},
+		{"", "", "", false},
+		{"~", "", "~", true},
+		{"~/x", "", "~/x", true},
+	} {
+		got, err := ExpandHome(tc.path, tc.home)
+		if got != tc.want || errors.Is(err, ErrNoHome) != tc.noHome || (err != nil) != tc.noHome {
+			t.Errorf("ExpandHome(%q, %q) = %q, %v; want %q (no home: %v)", tc.path, tc.home, got, err, tc.want, tc.noHome)
+		}
+	}
+}
+
+// ResolveDir reports a `~` it cannot expand as the working directory's error, in words.
+func TestResolveDirNoHome(t *testing.T) {
+	_, err := ResolveDir("~/src", "")
+	if want := "Working directory ~/src: cannot expand ~: no home directory ($HOME is not set)"; err == nil ||
+		err.Error() != want || !errors.Is(err, ErrNoHome) {
+		t.Errorf("err = %v, want %q wrapping ErrNoHome", err, want)
 	}
 }
