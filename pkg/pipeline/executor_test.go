@@ -12,6 +12,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // fakeExecutor is a backend with no processes: it "runs" a command by writing the output it was given into
@@ -140,7 +141,7 @@ func TestExecutorSeamCancel(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(50*time.Millisecond, func() { cancel(SignalCause{Signal: 2}) })
 	r := New(c).Run(ctx, Request{Command: "sleep 60"}, nil)
-	if r.Details.Status != result.StatusCancelled || r.CancelSignal != 2 || !strings.HasPrefix(r.Output, result.TextCancelled) {
+	if r.Details.Status != result.StatusCancelled || r.CancelSignal != 2 || !strings.HasPrefix(r.Output, texts.Cancelled) {
 		t.Errorf("%+v %q", r.Details, r.Output)
 	}
 	if !errors.Is(context.Cause(ctx), SignalCause{Signal: 2}) {

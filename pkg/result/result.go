@@ -17,6 +17,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Status values of details.status (SPEC §3.10). Status is the field to switch on.
@@ -27,17 +28,6 @@ const (
 	StatusCancelled = "cancelled" // agentbash itself got SIGINT/SIGTERM/SIGHUP
 	StatusBlocked   = "blocked"   // an interceptor rule fired; nothing ran
 	StatusError     = "error"     // could not run: bad cwd, no shell, bad config
-)
-
-// Texts fixed by the spec (§3.3, §3.4, §3.9).
-const (
-	NoOutput          = "(no output)"
-	TextCancelled     = "[Command cancelled]"
-	TextMissingStatus = "Command failed: missing exit status"
-	textTimedOut      = "[Command timed out after %s seconds]"
-	textExited        = "Command exited with code %d"
-	textKilled        = "Command killed by signal %s"
-	textBlocked       = "Blocked: %s\n\nOriginal command: %s"
 )
 
 // Non-zero exit policies (config result.nonZeroExit).
@@ -186,7 +176,7 @@ func Build(in Input) Result {
 	case in.Blocked != nil:
 		d.Status = StatusBlocked
 		d.Blocked = &Blocked{Tool: in.Blocked.Tool, Message: in.Blocked.Message, Pattern: in.Blocked.Pattern}
-		r.Output = fmt.Sprintf(textBlocked, in.Blocked.Message, in.Command)
+		r.Output = fmt.Sprintf(texts.Blocked, in.Blocked.Message, in.Command)
 		r.IsError = true
 	case in.Err != nil || in.Outcome == nil:
 		d.Status = StatusError
@@ -228,11 +218,11 @@ func fromOutcome(in Input, d *Details) Result {
 	switch {
 	case o.TimedOut:
 		d.Status = StatusTimedOut
-		first = fmt.Sprintf(textTimedOut, FormatSeconds(in.TimeoutSeconds))
+		first = fmt.Sprintf(texts.TimedOut, FormatSeconds(in.TimeoutSeconds))
 		r.IsError = true
 	case o.Cancelled:
 		d.Status = StatusCancelled
-		first = TextCancelled
+		first = texts.Cancelled
 		r.IsError, r.CancelSignal = true, in.CancelSignal
 	case o.OutputClosed && s.HeadLimitReached:
 		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
@@ -241,16 +231,16 @@ func fromOutcome(in Input, d *Details) Result {
 		d.ExitCode, d.Signal = new(0), ""
 	case o.SignalNumber > 0:
 		d.Status = StatusSignaled
-		r.Footer = append(r.Footer, fmt.Sprintf(textKilled, o.Signal))
+		r.Footer = append(r.Footer, fmt.Sprintf(texts.Killed, o.Signal))
 		r.IsError = true
 	case o.ExitCode < 0:
 		d.Status = StatusExited
-		r.Footer = append(r.Footer, TextMissingStatus)
+		r.Footer = append(r.Footer, texts.MissingStatus)
 		r.IsError = true
 	default:
 		d.Status = StatusExited
 		if o.ExitCode != 0 {
-			r.Footer = append(r.Footer, fmt.Sprintf(textExited, o.ExitCode))
+			r.Footer = append(r.Footer, fmt.Sprintf(texts.Exited, o.ExitCode))
 			r.IsError = in.NonZeroExit != NonZeroReport
 		}
 	}
@@ -261,7 +251,7 @@ func fromOutcome(in Input, d *Details) Result {
 		body = sink.BinaryText(s.TotalBytes, false)
 	}
 	if body == "" {
-		body = NoOutput
+		body = texts.NoOutput
 	}
 	if first != "" {
 		body = first + "\n" + body

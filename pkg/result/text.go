@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // WriteText writes the model-visible text and a newline: what JSON's content holds (SPEC §3.10). With
@@ -44,15 +46,12 @@ func (r Result) Preview(n int) string {
 	return cp.Text()
 }
 
-// WarningPrefix starts each warning line on stderr.
-const WarningPrefix = "agentbash: warning: "
-
 // WriteWarnings writes each warning on a line of its own, `agentbash: warning: …`, with any control
 // characters in it (a newline from an error text) turned into spaces, so one warning is one line.
 func WriteWarnings(w io.Writer, warnings []string) error {
 	var b strings.Builder
 	for _, warn := range warnings {
-		b.WriteString(WarningPrefix + OneLine(warn) + "\n")
+		b.WriteString(texts.WarningPrefix + OneLine(warn) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

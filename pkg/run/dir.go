@@ -8,12 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-)
 
-// Texts of SPEC §3.4, fixed.
-const (
-	TextDirNotExist = "Working directory does not exist: "
-	TextDirNotDir   = "Working directory is not a directory: "
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // ErrNoHome is the error of [ExpandHome] for a path that starts with `~` when no home directory is known.
@@ -56,14 +52,14 @@ func ResolveDir(dir, home string) (string, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return abs, &DirError{Text: TextDirNotExist + abs, Err: err}
+		return abs, &DirError{Text: texts.DirNotExist + abs, Err: err}
 	case err != nil:
 		return abs, &DirError{Text: err.Error(), Err: err}
 	case !fi.IsDir():
-		return abs, &DirError{Text: TextDirNotDir + abs}
+		return abs, &DirError{Text: texts.DirNotDir + abs}
 	}
 	if err := unix.Access(abs, unix.X_OK); err != nil {
-		return abs, &DirError{Text: "Working directory is not accessible: " + abs + ": " + err.Error(), Err: err}
+		return abs, &DirError{Text: texts.DirNotAccessible + abs + ": " + err.Error(), Err: err}
 	}
 	return abs, nil
 }
@@ -91,15 +87,6 @@ func workingDir() (string, error) {
 	return wd, nil
 }
 
-// Texts for a start directory that was removed (SPEC §3.4 fixes only that its path, when known, gets
-// [TextDirNotExist]): no path is known; or the path names a directory again, which is not the one
-// agentbash is in (TextDirReplaced, the path, then TextDirReplacedHint).
-const (
-	TextDirRemoved      = TextDirNotExist + "the directory agentbash was started in was removed, and $PWD is not set"
-	TextDirReplaced     = "Working directory was removed: "
-	TextDirReplacedHint = " (that path now names another directory; pass --cwd to run there)"
-)
-
 // removedDir is the path of the removed current directory, for workingDir; getwdErr is why getcwd failed.
 func removedDir(getwdErr error) (string, error) {
 	path := os.Getenv("PWD")
@@ -107,12 +94,12 @@ func removedDir(getwdErr error) (string, error) {
 		link, err := os.Readlink("/proc/self/cwd") // "/old/path (deleted)"
 		path = strings.TrimSuffix(link, " (deleted)")
 		if err != nil || !filepath.IsAbs(path) {
-			return "", &DirError{Text: TextDirRemoved, Err: getwdErr}
+			return "", &DirError{Text: texts.DirRemoved, Err: getwdErr}
 		}
 	}
 	path = filepath.Clean(path)
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return path, &DirError{Text: TextDirReplaced + path + TextDirReplacedHint, Err: getwdErr}
+		return path, &DirError{Text: texts.DirReplaced + path + texts.DirReplacedHint, Err: getwdErr}
 	}
 	return path, nil
 }

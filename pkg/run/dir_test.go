@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 func TestResolveDir(t *testing.T) {
@@ -47,10 +49,10 @@ func TestResolveDirRemovedStartDir(t *testing.T) {
 		recreate bool
 		want     func(dir string) string
 	}{
-		{"PWD names it", func(d string) string { return d }, false, func(d string) string { return TextDirNotExist + d }},
-		{"PWD unset", func(string) string { return "" }, false, func(d string) string { return TextDirNotExist + d }},
-		{"PWD relative", func(string) string { return "rel" }, false, func(d string) string { return TextDirNotExist + d }},
-		{"made again", func(d string) string { return d }, true, func(d string) string { return TextDirReplaced + d + TextDirReplacedHint }},
+		{"PWD names it", func(d string) string { return d }, false, func(d string) string { return texts.DirNotExist + d }},
+		{"PWD unset", func(string) string { return "" }, false, func(d string) string { return texts.DirNotExist + d }},
+		{"PWD relative", func(string) string { return "rel" }, false, func(d string) string { return texts.DirNotExist + d }},
+		{"made again", func(d string) string { return d }, true, func(d string) string { return texts.DirReplaced + d + texts.DirReplacedHint }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "gone")

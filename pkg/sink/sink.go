@@ -27,11 +27,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/sanitize"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Defaults (SPEC §3.8, §3.6).
@@ -135,11 +135,10 @@ type Summary struct {
 // BinaryText is what is shown for binary output of n raw bytes (SPEC §3.8): "[binary output: N bytes]",
 // or, when the stream was not read to its end, "[binary output: at least N bytes]".
 func BinaryText(n int64, complete bool) string {
-	atLeast := ""
 	if !complete {
-		atLeast = "at least "
+		return fmt.Sprintf(texts.BinaryOutputAtLeast, n)
 	}
-	return "[binary output: " + atLeast + strconv.FormatInt(n, 10) + " bytes]"
+	return fmt.Sprintf(texts.BinaryOutput, n)
 }
 
 // Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 var newline = []byte{'\n'}
@@ -53,7 +55,7 @@ func (c *LineClamp) Write(p []byte) (int, error) {
 
 func (c *LineClamp) endLine() {
 	if c.omitted > 0 {
-		fmt.Fprintf(c.w, "… [%d chars omitted]", c.omitted)
+		fmt.Fprintf(c.w, texts.CharsOmitted, c.omitted)
 	}
 	c.col, c.omitted = 0, 0
 }
