@@ -165,7 +165,6 @@ func (c Config) Validate() error {
 	return nil
 }
 
-
 // ArtifactDir is the artifact directory: c.Artifacts.Dir with `~` expanded, else
 // $XDG_STATE_HOME/agentbash/artifacts.
 func (c Config) ArtifactDir() string {

@@ -8,7 +8,6 @@ import (
 	"testing"
 )
 
-
 func TestValidate(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
