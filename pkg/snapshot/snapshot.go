@@ -41,7 +41,7 @@ type Options struct {
 	Shell    string   // absolute path of bash
 	RCFile   string   // usually ~/.bashrc
 	CacheDir string   // directory for snapshot files (created 0700)
-	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped); its PATH is the inherited one
+	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped); its PATH, the inherited one, is part of the cache key
 	Timeout  time.Duration
 	// Helper, when set, is the argv that starts the snapshot's helper ([Main]): Helper[0] is executed with
 	// the rest, then the shell and the timeout. nil is this executable as `agentbash __snapshot`.
