@@ -200,3 +200,45 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+func TestAliasValue(t *testing.T) {
+	for _, c := range []struct {
+		name, line, want string
+		ok               bool
+	}{
+		{"gs", "alias gs='git status'\n", "git status", true},
+		{"q", `alias q='echo '\''hi'\'' "x"'` + "\n", `echo 'hi' "x"`, true},
+		{"-x", "alias -- -x='ls -x'\n", "ls -x", true},
+		{"p", "p='posix mode'\n", "posix mode", true},
+		{"nl", "alias nl='a\nb'\n", "a\nb", true},
+		{"e", "alias e=''\n", "", true},
+		{"gs", "alias other='x'\n", "", false},
+		{"gs", "alias gs=unquoted\n", "", false},
+	} {
+		if got, ok := aliasValue(c.name, c.line); got != c.want || ok != c.ok {
+			t.Errorf("aliasValue(%q, %q) = %q, %v; want %q, %v", c.name, c.line, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// A dump must end with its end record, and nothing may follow it.
+func TestParseDumpEnd(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want error // nil: parses; errIncomplete; or any other error (errOther)
+	}{
+		{"P\x00/bin\x00E\x00", nil},
+		{"", errIncomplete},
+		{"P\x00/bin\x00F\x00f\x00f () { :; }\x00", errIncomplete},
+		{"P\x00/bin\x00E\x00P\x00/x\x00", errOther},
+		{"X\x00E\x00", errOther},
+		{"A\x00a\x00garbage\x00E\x00", errOther},
+	} {
+		_, err := parseDump([]byte(c.in))
+		if c.want == errOther && (err == nil || err == errIncomplete) || c.want != errOther && err != c.want {
+			t.Errorf("parseDump(%q) = %v; want %v", c.in, err, c.want)
+		}
+	}
+}
+
+var errOther = fmt.Errorf("another error")
