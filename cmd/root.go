@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
@@ -53,6 +54,10 @@ func SystemIO() IO {
 func Execute(info BuildInfo, exit func(int), args []string) {
 	if len(args) == 1 && args[0] == supervisor.Command {
 		exit(supervisor.Main()) // a run's supervisor: no command line to parse, start it quickly
+		return
+	}
+	if len(args) > 0 && args[0] == snapshot.Command {
+		exit(snapshot.Main(args[1:])) // the helper that makes the shell snapshot
 		return
 	}
 	if len(args) > 0 && args[0] == "run" {

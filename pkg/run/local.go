@@ -319,6 +319,29 @@ wait:
 	return state
 }
 
+// KillTree ends the process group led by pid and every descendant of this process: SIGTERM, then, once
+// they are all gone or grace has passed, SIGKILL until none is left ([killAll]). On Linux, in a process
+// that called [BecomeSubreaper], the descendants include the orphans of the tree (setsid, double forks);
+// elsewhere only the process group is signalled. It is for a process that owns one tree, such as the
+// shell snapshot's helper (pkg/snapshot). It does not collect pid's own status, which belongs to its
+// exec.Cmd.
+func KillTree(pid int, grace time.Duration) {
+	signalTree(pid, unix.SIGTERM)
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		live, zombies := descendants()
+		reap(zombies, pid)
+		if len(live) == 0 {
+			break
+		}
+	}
+	killAll(pid)
+}
+
+// BecomeSubreaper makes this process the child subreaper of its descendants (Linux; elsewhere it does
+// nothing): an orphan of its tree is reparented to it, not to init, so [KillTree] finds it. A process that
+// runs other trees too must not call it.
+func BecomeSubreaper() { becomeSubreaper() }
+
 // killSweepMax bounds killAll against a fork bomb that outruns it; past it the remaining processes are
 // reported as survivors by the next sweep's caller, which cannot do better.
 const killSweepMax = 2 * time.Second
