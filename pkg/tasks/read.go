@@ -44,8 +44,8 @@ type Read struct {
 // ReadOutput returns what task id printed since reader's previous read and moves the reader past it
 // (SPEC §8): never twice, never skipped silently. At most about maxBytes are read: when more arrived, the
 // newest part is kept (from a line start when one is in it) and the rest counted in Skipped. While the
-// task runs the read stops after the last complete line (or, for a line still being written, before a
-// character or escape sequence cut at the end), so no sanitizer state is lost between reads. wait > 0
+// task runs, the read stops before a character or escape sequence cut at the end, so none is mangled
+// between reads. wait > 0
 // blocks until there is something new, the task ended, or wait passed.
 func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (Read, error) {
 	if !ValidReader(reader) {
@@ -117,12 +117,10 @@ func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (R
 	return rd, nil
 }
 
-// safeEnd is where a read of a running task's bytes stops: after the last newline, else before an
-// incomplete UTF-8 character or an escape sequence not yet ended at the end of b.
+// safeEnd is where a read of a running task's bytes stops: at the end of b, or before an incomplete
+// UTF-8 character or an escape sequence not yet ended there (the next read starts with it whole). A line
+// still being written is read as far as it goes (a prompt, a progress line).
 func safeEnd(b []byte) int {
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		return i + 1
-	}
 	end := len(b)
 	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && len(b)-i <= sink.MaxEscapeBytes && !escapeEnded(b[i:]) {
 		end = i
@@ -147,6 +145,11 @@ func safeEnd(b []byte) int {
 func escapeEnded(b []byte) bool {
 	if len(b) < 2 {
 		return false
+	}
+	for _, c := range b[1:] {
+		if c < 0x20 { // BEL ends a string sequence; any other C0 control aborts a sequence
+			return true
+		}
 	}
 	switch b[1] {
 	case '[':
