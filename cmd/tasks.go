@@ -57,8 +57,24 @@ func runTask(c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, re
 	} else {
 		r = runner.Start(ctx, req, t)
 	}
-	printResult(ios, r, text, nil, f.preview)
+	printTask(ios, r, text)
 	return exitError{code: r.Exit}
+}
+
+// printTask writes a task command's result: JSON, or its text with the warnings on stderr. On a terminal
+// too the text is plain: a run's footer (exit, duration, timeout) does not fit a task still running.
+func printTask(ios IO, r result.Result, text bool) {
+	var err error
+	if text {
+		if err = result.WriteText(ios.Out, r, 0); err == nil {
+			err = result.WriteWarnings(ios.Err, r.Details.Warnings)
+		}
+	} else {
+		err = r.WriteJSON(ios.Out)
+	}
+	if err != nil {
+		fmt.Fprintln(ios.Err, "agentbash: write result:", err)
+	}
 }
 
 func taskStoreOf(cfg config.Config) tasks.Store {
@@ -131,7 +147,7 @@ a run result and its status line.`,
 			}
 			r := tasks.ReadResult(rd)
 			r.Exit = 0 // output exits 0 whatever the task did (SPEC §8)
-			printResult(ios, r, text, nil, 0)
+			printTask(ios, r, text)
 			return nil
 		},
 	}
@@ -171,7 +187,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			if rec.Running() {
 				r.Exit = result.ExitTimedOut
 			}
-			printResult(ios, r, text, nil, 0)
+			printTask(ios, r, text)
 			return exitError{code: r.Exit}
 		},
 	}
@@ -206,7 +222,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 			if err != nil {
 				return taskError(err)
 			}
-			printResult(ios, tasks.KillResult(rec, killed), text, nil, 0)
+			printTask(ios, tasks.KillResult(rec, killed), text)
 			return nil
 		},
 	}
@@ -364,7 +380,7 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 					fmt.Fprintln(ios.Err, "agentbash:", err)
 					continue
 				}
-				printResult(ios, tasks.KillResult(rec, killed), text, nil, 0)
+				printTask(ios, tasks.KillResult(rec, killed), text)
 			}
 			return nil
 		},
