@@ -28,6 +28,8 @@ const (
 	StatusCancelled = "cancelled" // agentbash itself got SIGINT/SIGTERM/SIGHUP
 	StatusBlocked   = "blocked"   // an interceptor rule fired; nothing ran
 	StatusError     = "error"     // could not run: bad cwd, no shell, bad config
+	StatusRunning   = "running"   // a task (SPEC §8): started, yielded, or still going at a read
+	StatusKilled    = "killed"    // a task ended by `kill` or tasks.maxLifetime
 )
 
 // Exit statuses of agentbash itself (SPEC §3.11); otherwise the command's own status passes through.
@@ -103,6 +105,18 @@ type Details struct {
 	Blocked           *Blocked        `json:"blocked,omitempty"`
 	LeftoverPids      []int           `json:"leftoverPids,omitempty"`
 	Warnings          []string        `json:"warnings,omitempty"`
+	// Background tasks (SPEC §8): the task's id (decimal digits), the shell's and the supervisor's pids,
+	// RFC 3339 times, a read's loss (raw artifact bytes skipped since the reader's last read), whether
+	// `kill` killed it, and why a task could not run or was lost.
+	TaskID        string `json:"taskId,omitempty"`
+	Pid           int    `json:"pid,omitempty"`
+	SupervisorPid int    `json:"supervisorPid,omitempty"`
+	StartedAt     string `json:"startedAt,omitempty"`
+	EndedAt       string `json:"endedAt,omitempty"`
+	Lossy         bool   `json:"lossy,omitempty"`
+	SkippedBytes  int64  `json:"skippedBytes,omitempty"`
+	Killed        *bool  `json:"killed,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head
@@ -168,6 +182,11 @@ type Input struct {
 	Duration          time.Duration
 	Warnings          []string
 	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
+	// Killed, for a task ended by `kill` or tasks.maxLifetime (a cancel or timeout outcome), is the first
+	// line of the text instead of the cancel's or timeout's; the status is killed and the exit status
+	// 128+KillSignal (SPEC §8).
+	Killed     string
+	KillSignal int
 }
 
 // Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
@@ -237,6 +256,10 @@ func fromOutcome(in Input, d *Details) Result {
 
 	var first string
 	switch {
+	case in.Killed != "" && (o.TimedOut || o.Cancelled):
+		d.Status = StatusKilled
+		first = in.Killed
+		r.IsError, r.Exit = true, 128+in.KillSignal
 	case o.TimedOut:
 		d.Status = StatusTimedOut
 		first = fmt.Sprintf(textTimedOut, FormatSeconds(in.TimeoutSeconds))

@@ -138,11 +138,14 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.Cancelled = true
 	}
 	if state == nil {
-		grace := spec.KillGrace
+		grace, sig := spec.KillGrace, unix.SIGTERM
 		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
 			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: SPEC §11)
 		}
-		state = terminate(pid, exited, grace)
+		if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok && out.Cancelled {
+			sig = k.KillSignal() // `agentbash kill --signal` of a task (SPEC §8)
+		}
+		state = terminate(pid, exited, grace, sig)
 	}
 	rd.shellExited()
 	<-rd.done
@@ -285,8 +288,8 @@ func commandFile(command string) (*os.File, error) {
 // terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has
 // passed, unless everything is gone before. It returns the shell's status, or nil when it could not be
 // collected within reapWait.
-func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration) *os.ProcessState {
-	signalTree(pid, unix.SIGTERM)
+func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration, sig unix.Signal) *os.ProcessState {
+	signalTree(pid, sig)
 	var state *os.ProcessState
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()

@@ -145,7 +145,7 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 	}
 	p.used = true
 	spec := Spec{Command: r.Command, Shell: r.Target.Shell, Dir: r.Target.Dir, Env: r.Env, Wrapper: r.Wrapper,
-		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil}
+		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task}
 	var rights []byte
 	if r.Stdin != nil {
 		f, closeIn, err := stdinFile(r.Stdin)
@@ -291,6 +291,10 @@ func (p *Process) wait() error {
 	}
 	return p.waitErr
 }
+
+// Release lets a started task go: the client stops listening and closes its end of the socket, which a
+// detached supervisor ignores; the supervisor is reaped in the background if this process lives on.
+func (p *Process) Release() { p.release() }
 
 // release closes the socket and reaps the supervisor in the background.
 func (p *Process) release() {

@@ -55,6 +55,9 @@ type Spec struct {
 	Output    run.Output    `json:"output"`
 	// Live asks for "output" events with the sanitized text as it arrives.
 	Live bool `json:"live,omitempty"`
+	// Task makes the supervisor detached: it ignores the client's EOF and records the run in the task
+	// store (pkg/tasks) when the shell runs and when it ended.
+	Task *run.Task `json:"task,omitempty"`
 }
 
 // Request is a message from the client.
