@@ -185,7 +185,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		req.Stdin = ios.In
 	}
 	if f.background || f.yield > 0 {
-		return runTask(c, ios, cfg, pc, req, f, text)
+		return runTask(ctx, c, ios, cfg, pc, req, f, text)
 	}
 	var term *result.Terminal
 	var obs pipeline.Observer

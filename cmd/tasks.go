@@ -41,7 +41,7 @@ final result with agentbash wait ID. It takes the flags of run; it has no timeou
 }
 
 // runTask starts the command as a task (start, run --background) or runs it with a yield (run --yield).
-func runTask(c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, req pipeline.Request, f runFlags, text bool) error {
+func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, req pipeline.Request, f runFlags, text bool) error {
 	if f.stdin {
 		return usageError{err: errors.New("a background task's stdin is /dev/null: --stdin does not go with it"), cmd: c.CommandPath()}
 	}
@@ -49,7 +49,6 @@ func runTask(c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, re
 	if c.Flags().Changed("timeout") {
 		t.Timeout = &cfg.Timeout
 	}
-	ctx := context.Background()
 	runner := pipeline.New(pc)
 	var r result.Result
 	if f.yield > 0 {

@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"golang.org/x/sys/unix"
+
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -29,7 +32,7 @@ const noLimit = 100 * 365 * 24 * time.Hour
 // outlives this process. Problems before the start (blocked, bad cwd, no shell, a task store that cannot
 // be written) are the usual results.
 func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
-	rec, res, ok := r.startTask(ctx, req, t, t.Timeout)
+	rec, res, _, ok := r.startTask(ctx, req, t, t.Timeout, false)
 	if !ok {
 		return res
 	}
@@ -44,11 +47,18 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 	if req.Timeout != nil {
 		timeout = *req.Timeout
 	}
-	rec, res, ok := r.startTask(ctx, req, t, &timeout)
+	rec, res, proc, ok := r.startTask(ctx, req, t, &timeout, true)
 	if !ok {
 		return res
 	}
+	// Until the yield, the run is in the foreground: a cancel (Ctrl-C) or the end of this process kills its
+	// tree as for any run. After it, the task goes on by itself.
 	rec, err := t.Store.Wait(rec.TaskID, yield)
+	if err == nil && rec.Running() {
+		err = proc.Detach()
+	} else {
+		proc.Release()
+	}
 	if err != nil {
 		return Failed(req.Command, req.Cwd, err)
 	}
@@ -59,8 +69,16 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 		}
 		return tasks.ReadResult(rd)
 	}
-	// Ended within the yield: a plain run result, and no task left behind.
+	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
+	// (Ctrl-C) is a cancelled run, not a killed task.
+	cancelled := ctx.Err() != nil && rec.Outcome != nil && rec.Outcome.Cancelled
+	if cancelled {
+		rec.KillSignal, rec.LifetimeExceeded = 0, false
+	}
 	res = tasks.Result(rec, false)
+	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && cancelled {
+		res.CancelSignal, res.Exit = unix.SignalName(c.Signal), 128+int(c.Signal)
+	}
 	d := &res.Details
 	d.TaskID, d.Pid, d.SupervisorPid, d.StartedAt, d.EndedAt = "", 0, 0, "", ""
 	if s := rec.Summary; s != nil && !s.Truncated && !s.Binary && s.ArtifactID != "" {
@@ -73,11 +91,18 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 	return res
 }
 
-// startTask prepares req, records the task and starts its detached supervisor.
-func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *float64) (tasks.Record, result.Result, bool) {
+// taskProcess is a task's supervisor as the starter holds it.
+type taskProcess interface {
+	Release()
+	Detach() error
+}
+
+// startTask prepares req, records the task and starts its supervisor: detached, or (attached) in the
+// foreground until the returned process is detached, with ctx's cancel reaching it.
+func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *float64, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
 	p := r.prepare(ctx, req, timeout)
 	if p.done {
-		return tasks.Record{}, p.finish(), false
+		return tasks.Record{}, p.finish(), nil, false
 	}
 	in, rr := p.in, p.rr
 	own := 0.0
@@ -99,24 +124,34 @@ func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *fl
 	id, err := t.Store.Create(rec)
 	if err != nil {
 		in.Err = fmt.Errorf("task not started: %w", err)
-		return tasks.Record{}, p.finish(), false
+		return tasks.Record{}, p.finish(), nil, false
 	}
-	rr.Task = &run.Task{Dir: t.Store.Dir, ID: id}
-	proc, err := r.exe.Start(context.WithoutCancel(ctx), rr)
+	rr.Task = &run.Task{Dir: t.Store.Dir, ID: id, Attached: attached}
+	startCtx := context.WithoutCancel(ctx)
+	if attached {
+		startCtx = ctx
+	}
+	proc, err := r.exe.Start(startCtx, rr)
 	if err != nil {
 		_ = t.Store.Remove(id)
 		in.Err = err
-		return tasks.Record{}, p.finish(), false
+		return tasks.Record{}, p.finish(), nil, false
 	}
-	if rel, ok := proc.(interface{ Release() }); ok {
-		rel.Release()
+	tp, ok := proc.(taskProcess)
+	if !ok {
+		_ = t.Store.Remove(id)
+		in.Err = errors.New("this executor cannot run background tasks")
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	if !attached {
+		tp.Release()
 	}
 	rec, err = t.Store.Load(id)
 	if err != nil {
 		in.Err = err
-		return tasks.Record{}, p.finish(), false
+		return tasks.Record{}, p.finish(), nil, false
 	}
-	return rec, result.Result{}, true
+	return rec, result.Result{}, tp, true
 }
 
 // minPositive is the smaller of the positive values of a and b, 0 when neither is.

@@ -151,6 +151,9 @@ type Output struct {
 type Task struct {
 	Dir string `json:"dir"` // absolute
 	ID  string `json:"id"`
+	// Attached keeps the run in the foreground until the client detaches it (`run --yield`): until then
+	// the client's end (a Ctrl-C, a SIGKILL) kills the tree as for any run (SPEC §11).
+	Attached bool `json:"attached,omitempty"`
 }
 
 // Process is a started command.

@@ -92,6 +92,8 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 // Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
 // [run.Process] once started.
 type Process struct {
+	mu      sync.Mutex    // guards enc
+	enc     *json.Encoder // the requests to the supervisor, once started
 	cmd     *exec.Cmd
 	conn    *net.UnixConn
 	used    bool
@@ -160,8 +162,8 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 	if _, _, err := p.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
 		return p.died(fmt.Errorf("send descriptors: %w", err))
 	}
-	var mu sync.Mutex // the encoder is shared by the start and a cancel
-	enc := json.NewEncoder(p.conn)
+	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by the start, a cancel and a detach
+	p.enc = enc
 	mu.Lock()
 	err := enc.Encode(Request{Op: OpStart, Spec: &spec})
 	mu.Unlock()
@@ -290,6 +292,19 @@ func (p *Process) wait() error {
 		p.waited, p.waitErr = true, p.cmd.Wait()
 	}
 	return p.waitErr
+}
+
+// Detach makes an attached task (run.Task.Attached) a detached one — it goes on without this client —
+// and lets it go: after Detach neither a cancel of the start's context nor this process's end reaches it.
+func (p *Process) Detach() error {
+	if p.stop != nil {
+		p.stop() // no cancel after this
+	}
+	p.mu.Lock()
+	err := p.enc.Encode(Request{Op: OpDetach})
+	p.mu.Unlock()
+	p.release()
+	return err
 }
 
 // Release lets a started task go: the client stops listening and closes its end of the socket, which a

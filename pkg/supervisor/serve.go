@@ -104,7 +104,7 @@ func serve(conn *net.UnixConn) error {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	ev := &events{enc: json.NewEncoder(conn)}
-	go watchClient(dec, cancel, task != nil)
+	go watchClient(dec, cancel, task != nil && !spec.Task.Attached)
 	stopSignals := cancelOnSignals(cancel, task)
 	defer stopSignals()
 
@@ -166,8 +166,8 @@ func serve(conn *net.UnixConn) error {
 }
 
 // watchClient reads the client's requests after the start: "cancel" cancels the run with the spec's
-// grace; EOF (the client exited or was killed) cancels it with ClientGoneGrace, unless the run is a
-// detached task, which goes on.
+// grace; "detach" makes an attached task a detached one; EOF (the client exited or was killed) cancels
+// the run with ClientGoneGrace, unless it is a detached task, which goes on.
 func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached bool) {
 	for {
 		var req Request
@@ -177,8 +177,11 @@ func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached boo
 			}
 			return
 		}
-		if req.Op == OpCancel {
+		switch req.Op {
+		case OpCancel:
 			cancel(cancelled{})
+		case OpDetach:
+			detached = true
 		}
 	}
 }

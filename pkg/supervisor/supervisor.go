@@ -36,6 +36,7 @@ const ClientGoneGrace = 500 * time.Millisecond
 const (
 	OpStart   = "start"   // client → supervisor: the run, once, first
 	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
+	OpDetach  = "detach"  // client → supervisor: an attached task goes on without its client
 	OpStarted = "started" // supervisor → client: the shell runs, with its pid
 	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
 	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits
