@@ -30,6 +30,7 @@ var flagKeys = map[string]string{
 	"intercept":          "interceptor.enabled",
 	"tools":              "interceptor.tools",
 	"non-zero-exit":      "result.nonZeroExit",
+	"task-dir":           "tasks.dir",
 }
 
 // loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for

@@ -25,7 +25,9 @@ const (
 // resultExit is agentbash's exit status for a result (SPEC §3.11), from details.status: the command's own
 // exit code when it exited; 128+N when it died of signal N; 124 timed out; 128+N when agentbash was
 // cancelled by signal N (SIGINT's 130 when the signal is unknown); 126 blocked; 125 could not run, or no
-// exit status. This is the one place a result becomes a process status.
+// exit status. A task (SPEC §8) killed by signal N is 128+N; one still running (started, yielded) is 0.
+// This is the one place a result becomes a process status; the task commands apply their own rules on top
+// (cmd/tasks.go).
 func resultExit(r result.Result) int {
 	d := r.Details
 	switch d.Status {
@@ -48,6 +50,10 @@ func resultExit(r result.Result) int {
 		return exitSignal + int(r.CancelSignal)
 	case result.StatusBlocked:
 		return exitBlocked
+	case result.StatusKilled:
+		return exitSignal + int(r.KillSignal)
+	case result.StatusRunning:
+		return 0
 	}
 	return exitCannotRun // result.StatusError
 }

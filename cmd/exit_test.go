@@ -9,6 +9,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
 // TestResultExit maps a result of every status to agentbash's exit status (SPEC §3.11), the results built
@@ -54,6 +55,18 @@ func TestResultExit(t *testing.T) {
 		{"cancel, signal unknown", func(in *result.Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15, Cancelled: true}
 		}, result.StatusCancelled, 130},
+		{"task killed by SIGTERM", func(in *result.Input) {
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15, Cancelled: true}
+			in.Killed, in.KillSignal = "[Task killed by SIGTERM]", 15
+		}, result.StatusKilled, 143},
+		{"task killed by SIGKILL", func(in *result.Input) {
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGKILL", SignalNumber: 9, Cancelled: true}
+			in.Killed, in.KillSignal = "[Task killed by SIGKILL]", 9
+		}, result.StatusKilled, 137},
+		{"task past its lifetime", func(in *result.Input) {
+			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15, TimedOut: true}
+			in.Killed, in.KillSignal = "[Task killed after tasks.maxLifetime (60 seconds)]", 15
+		}, result.StatusKilled, 143},
 		{"blocked", func(in *result.Input) {
 			in.Blocked = &intercept.Block{Tool: "read", Message: "Use read.", Pattern: "^cat"}
 		}, result.StatusBlocked, 126},
@@ -69,6 +82,23 @@ func TestResultExit(t *testing.T) {
 		}
 		if got := resultExit(r); got != tc.exit {
 			t.Errorf("%s: exit %d, want %d", tc.name, got, tc.exit)
+		}
+	}
+}
+
+// A task still running (a start, a yield, a read) exits 0 (SPEC §8); wait's own timeout is its own rule.
+func TestResultExitRunningTask(t *testing.T) {
+	rec := tasks.Record{TaskID: "7", Status: tasks.StatusRunning, Pid: 4242, Command: "sleep 60", Head: -1, Tail: -1}
+	for name, r := range map[string]result.Result{
+		"started": tasks.Result(rec, true),
+		"running": tasks.Result(rec, false),
+		"read":    tasks.ReadResult(tasks.Read{Record: rec, Text: "partial\n"}),
+	} {
+		if r.Details.Status != result.StatusRunning {
+			t.Fatalf("%s: status %s, want running", name, r.Details.Status)
+		}
+		if got := resultExit(r); got != 0 {
+			t.Errorf("%s: exit %d, want 0", name, got)
 		}
 	}
 }

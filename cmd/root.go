@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
+	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
@@ -49,6 +50,10 @@ func SystemIO() IO {
 func Execute(info BuildInfo, exit func(int), args []string) {
 	if len(args) == 1 && args[0] == supervisor.Command {
 		exit(supervisor.Main()) // a run's supervisor: no command line to parse, start it quickly
+		return
+	}
+	if len(args) > 0 && args[0] == snapshot.Command {
+		exit(snapshot.Main(args[1:])) // the helper that makes the shell snapshot
 		return
 	}
 	if len(args) > 0 && args[0] == "run" {
@@ -98,7 +103,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
-	root.AddCommand(newRunCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
+	root.AddCommand(newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
 	registerCompletions(root)
 	return root
 }

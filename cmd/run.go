@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
@@ -35,10 +36,22 @@ type runFlags struct {
 	noNormalize bool
 	env         []string
 	preview     int
+	background  bool    // start: a background task (SPEC §8)
+	yield       float64 // run --yield SECONDS: hand the command over as a task after SECONDS
 }
 
 func newRunCmd(ios IO) *cobra.Command {
 	var f runFlags
+	c := newRunLikeCmd(ios, &f)
+	c.Flags().BoolVar(&f.background, "background", false, "start the command as a background task and return at once (as agentbash start)")
+	c.Flags().String("task-dir", "", "task `DIR` for --background and --yield (default $XDG_STATE_HOME/agentbash/tasks)")
+	c.Flags().Float64Var(&f.yield, "yield", 0, "after `SECONDS`, hand a command still running over as a background task and return what it printed so far")
+	return c
+}
+
+// newRunLikeCmd is `run` with its flags; `start` shares them.
+func newRunLikeCmd(ios IO, fp *runFlags) *cobra.Command {
+	f := fp
 	c := &cobra.Command{
 		Use:   "run [flags] [--] COMMAND...",
 		Short: "Run one shell command and print its result",
@@ -62,7 +75,7 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
   agentbash run --format text 'git log --oneline | head -n 5'`,
 		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(c *cobra.Command, args []string) error {
-			return runRun(c, ios, f, args)
+			return runRun(c, ios, *f, args)
 		},
 	}
 	c.Flags().SetInterspersed(false) // `agentbash run ls -la`: -la is the command's
@@ -107,6 +120,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
+	}
+	if f.background && f.yield != 0 {
+		return usageError{err: errors.New("--background and --yield do not go together"), cmd: c.CommandPath()}
+	}
+	if f.yield < 0 || math.IsNaN(f.yield) {
+		return usageError{err: errors.New("--yield takes a number of seconds > 0"), cmd: c.CommandPath()}
 	}
 	if f.preview < 0 {
 		return usageError{err: errors.New("--preview takes a line count ≥ 0"), cmd: c.CommandPath()}
@@ -165,6 +184,9 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if f.stdin {
 		req.Stdin = ios.In
+	}
+	if f.background || f.yield > 0 {
+		return runTask(ctx, c, ios, cfg, pc, req, f, text)
 	}
 	var term *terminal.View
 	var obs pipeline.Observer

@@ -262,6 +262,19 @@ func TestEveryFieldDocumented(t *testing.T) {
 		t.Errorf("cancelled: %s", out)
 	}
 
+	// Background tasks: start (running), output (lossy), wait (the final result), kill, a lost task.
+	startOut, _, _ := runCLI(t, "start", "--artifact-dir", art, "seq 1 30000; echo end")
+	check("task started", startOut, []string{"details.taskId", "details.pid", "details.supervisorPid", "details.startedAt"})
+	tid := taskIDOf(t, startOut)
+	waitOut, _, _ := runCLI(t, "wait", tid)
+	check("task waited", waitOut, []string{"details.endedAt"})
+	readOut, _, _ := runCLI(t, "output", tid)
+	check("task read lossy", readOut, []string{"details.lossy", "details.skippedBytes"})
+	killOut, _, _ := runCLI(t, "kill", tid)
+	check("task kill", killOut, []string{"details.killed"})
+	lostOut := lostTask(t, art)
+	check("task lost", lostOut, []string{"details.error"})
+
 	// And the other way: every field the README documents is one the schema lists.
 	for p := range readme {
 		n := root
@@ -282,6 +295,51 @@ func TestEveryFieldDocumented(t *testing.T) {
 	if len(seen) < 35 {
 		t.Errorf("only %d distinct fields seen: %v", len(seen), slices.Sorted(maps.Keys(seen)))
 	}
+}
+
+// taskIDOf is details.taskId of a result.
+func taskIDOf(t *testing.T, out string) string {
+	t.Helper()
+	var r struct {
+		Details struct {
+			TaskID        string `json:"taskId"`
+			SupervisorPid int    `json:"supervisorPid"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Details.TaskID == "" {
+		t.Fatalf("no task id in %q (%v)", out, err)
+	}
+	return r.Details.TaskID
+}
+
+// lostTask starts a task, SIGKILLs its supervisor, and returns `wait`'s result: status error, the reason
+// in details.error.
+func lostTask(t *testing.T, art string) string {
+	t.Helper()
+	out, _, _ := runCLI(t, "start", "--artifact-dir", art, "sleep 30")
+	var r struct {
+		Details struct {
+			SupervisorPid int `json:"supervisorPid"`
+		} `json:"details"`
+	}
+	tid := taskIDOf(t, out)
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Details.SupervisorPid <= 0 {
+		t.Fatalf("no supervisor pid in %q", out)
+	}
+	syscall.Kill(r.Details.SupervisorPid, syscall.SIGKILL)
+	for {
+		// The supervisor is a child of this test process: reap it, so it is gone rather than a zombie.
+		var ws syscall.WaitStatus
+		if pid, _ := syscall.Wait4(r.Details.SupervisorPid, &ws, syscall.WNOHANG, nil); pid != 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	wait, _, _ := runCLI(t, "wait", tid)
+	if !strings.Contains(wait, `"status":"error"`) {
+		t.Errorf("lost task: %s", wait)
+	}
+	return wait
 }
 
 // waitFor waits until path exists (the command has started); the test's own timeout bounds it.

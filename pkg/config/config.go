@@ -37,6 +37,7 @@ type Config struct {
 	Artifacts   Artifacts   `mapstructure:"artifacts"`
 	Interceptor Interceptor `mapstructure:"interceptor"`
 	Result      Result      `mapstructure:"result"`
+	Tasks       Tasks       `mapstructure:"tasks"`
 }
 
 // Shell configures the shell that runs commands (SPEC §3.7).
@@ -53,6 +54,14 @@ type Shell struct {
 	Snapshot bool `mapstructure:"snapshot"`
 	// Env is added to the command's environment after the non-interactive defaults.
 	Env map[string]string `mapstructure:"env"`
+}
+
+// Tasks configures background tasks (SPEC §8).
+type Tasks struct {
+	// Dir holds the task records; "" is $XDG_STATE_HOME/agentbash/tasks.
+	Dir string `mapstructure:"dir"`
+	// MaxLifetime is the most a task runs, seconds, before it is killed as by `kill`; 0 is no limit.
+	MaxLifetime float64 `mapstructure:"maxLifetime"`
 }
 
 // Artifacts configures where full outputs are kept (SPEC §3.6).
@@ -83,6 +92,7 @@ const (
 	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
+	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (SPEC §8)
 	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
 	MaxWindowBytes = 64 << 20
 	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
@@ -100,6 +110,7 @@ func Default() Config {
 		Artifacts:   Artifacts{MaxBytes: DefaultArtifactMaxBytes},
 		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
 		Result:      Result{NonZeroExit: result.NonZeroError},
+		Tasks:       Tasks{MaxLifetime: DefaultMaxLifetime},
 	}
 }
 
@@ -147,6 +158,8 @@ func (c Config) Validate() error {
 		return bad("killGrace", "must be from 0 to %v seconds, got %v", MaxKillGrace, c.KillGrace)
 	case c.Artifacts.MaxBytes < 1:
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
+	case !(c.Tasks.MaxLifetime >= 0) || math.IsInf(c.Tasks.MaxLifetime, 0):
+		return bad("tasks.maxLifetime", "must be a number of seconds ≥ 0 (0 for no limit), got %v", c.Tasks.MaxLifetime)
 	case !slices.Contains([]string{result.NonZeroError, result.NonZeroReport}, c.Result.NonZeroExit):
 		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
 	}
@@ -173,6 +186,14 @@ func (c Config) ArtifactDir() string {
 		return ExpandHome(c.Artifacts.Dir)
 	}
 	return filepath.Join(xdg.StateHome, "agentbash", "artifacts")
+}
+
+// TaskDir is the task directory: c.Tasks.Dir with `~` expanded, else $XDG_STATE_HOME/agentbash/tasks.
+func (c Config) TaskDir() string {
+	if c.Tasks.Dir != "" {
+		return ExpandHome(c.Tasks.Dir)
+	}
+	return filepath.Join(xdg.StateHome, "agentbash", "tasks")
 }
 
 // ExpandHome expands a leading `~` or `~/` to the home directory ([run.ExpandHome], SPEC §3.4). With no

@@ -20,6 +20,7 @@ func TestValidate(t *testing.T) {
 		"result.nonZeroExit": func(c *Config) { c.Result.NonZeroExit = "maybe" },
 		"shell.env":          func(c *Config) { c.Shell.Env = map[string]string{"A=B": "x"} },
 		"shell.wrapper":      func(c *Config) { c.Shell.Wrapper = Argv{"", "x"} },
+		"tasks.maxLifetime":  func(c *Config) { c.Tasks.MaxLifetime = -1 },
 	} {
 		c := Default()
 		mutate(&c)
@@ -34,13 +35,14 @@ func TestDefaultsCoverEveryKey(t *testing.T) {
 	keys := Defaults()
 	for _, k := range []string{"timeout", "maxBytes", "format", "killGrace", "shell.path", "shell.prefix",
 		"shell.wrapper", "shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
-		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit"} {
+		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit",
+		"tasks.dir", "tasks.maxLifetime"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 16 {
-		t.Errorf("%d keys, want 16", len(keys))
+	if len(keys) != 18 {
+		t.Errorf("%d keys, want 18", len(keys))
 	}
 }
 

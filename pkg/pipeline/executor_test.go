@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -156,7 +158,7 @@ func TestExecutorSeamCancel(t *testing.T) {
 func TestConcurrentRunsAreSupervisedApart(t *testing.T) {
 	c := config(t)
 	r := New(c)
-	m := "abpipe" + strings.ReplaceAll(t.Name(), "/", "")
+	m := fmt.Sprintf("abpipe%d", rand.Int64()) // unique: other test runs may share the machine
 	t.Cleanup(func() { killMarked(m) })
 	dir := t.TempDir()
 	var wg sync.WaitGroup

@@ -155,6 +155,54 @@ func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String()
 // Run runs req through every stage and returns the result; it never fails: problems are results.
 // Cancelling ctx kills the command's tree as a cancel.
 func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Result {
+	p := r.prepare(ctx, req, nil)
+	if p.done {
+		return p.finish()
+	}
+	in, rr := p.in, p.rr
+	streamed := obs != nil && in.Head < 0 && in.Tail < 0
+	if streamed {
+		rr.Live = obs
+	}
+	outcome, err := run.Run(ctx, r.exe, rr)
+	if err != nil {
+		in.Err = err
+		return p.finish()
+	}
+	in.Outcome, in.Summary = &outcome, &outcome.Summary
+	if id := outcome.Summary.ArtifactID; id != "" {
+		in.ArtifactPath, _ = artifact.Store{Dir: r.c.ArtifactDir}.Path(id) // absolute: the dir is (§3.6)
+	}
+	in.Duration = outcome.Duration
+	if outcome.Cancelled {
+		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
+			in.CancelSignal = c.Signal
+		}
+	}
+	res := p.finish()
+	res.Streamed = streamed
+	return res
+}
+
+// prepared is a request through the stages before execution: the result's input so far and the run
+// request, or done when the result is settled already (blocked, bad cwd, no shell).
+type prepared struct {
+	in    *result.Input
+	rr    run.Request
+	done  bool
+	start time.Time
+}
+
+func (p prepared) finish() result.Result {
+	if p.in.Duration == 0 {
+		p.in.Duration = time.Since(p.start)
+	}
+	return result.Build(*p.in)
+}
+
+// prepare runs the stages before execution. timeout, when set, replaces the request's and the Runner's
+// (a task's, SPEC §8).
+func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) prepared {
 	start := time.Now()
 	run.CloseInheritedDescriptors() // before the snapshot starts its shell, too (SPEC §3.7)
 	command := normalize.Trim(req.Command)
@@ -166,24 +214,22 @@ func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Resu
 		NonZeroExit: r.c.NonZeroExit,
 		Warnings:    slices.Clone(r.c.Warnings),
 	}
-	finish := func() result.Result {
-		if in.Duration == 0 {
-			in.Duration = time.Since(start)
-		}
-		return result.Build(in)
-	}
+	p := prepared{in: &in, start: start}
 
 	// §3.5 first, so every result (even an early error) reports the effective timeout.
 	requested := r.c.Timeout
 	if req.Timeout != nil {
 		requested = *req.Timeout
 	}
-	timeout, clamped := ClampTimeout(requested)
-	in.TimeoutSeconds = timeout
+	if timeout != nil {
+		requested = *timeout
+	}
+	effective, clamped := ClampTimeout(requested)
+	in.TimeoutSeconds = effective
 	if clamped {
 		in.TimeoutRequested = new(requested)
 		in.Warnings = append(in.Warnings, fmt.Sprintf("timeout %s s is out of range [1, 3600]; using %s s",
-			result.FormatSeconds(requested), result.FormatSeconds(timeout)))
+			result.FormatSeconds(requested), result.FormatSeconds(effective)))
 	}
 	// The backend resolves the shell and the working directory on its own target; the answer is reported
 	// even when it fails (§3.4 is checked after interception).
@@ -209,14 +255,16 @@ func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Resu
 		in.Warnings = append(in.Warnings, warnings...)
 		if b := ic.Check(command); b != nil {
 			in.Blocked = b
-			return finish()
+			p.done = true
+			return p
 		}
 	}
 
 	// §3.4 working directory, then the shell.
 	if targetErr != nil {
 		in.Err = targetErr
-		return finish()
+		p.done = true
+		return p
 	}
 
 	if r.c.Prefix != "" {
@@ -235,7 +283,7 @@ func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Resu
 		Target:    target,
 		Env:       env,
 		Wrapper:   r.c.Wrapper,
-		Timeout:   time.Duration(timeout * float64(time.Second)),
+		Timeout:   time.Duration(effective * float64(time.Second)),
 		KillGrace: time.Duration(r.c.KillGrace * float64(time.Second)),
 		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
 		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: r.c.ArtifactDir,
@@ -244,28 +292,8 @@ func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Resu
 	if req.Stdin != nil {
 		rr.Stdin = req.Stdin
 	}
-	streamed := obs != nil && in.Head < 0 && in.Tail < 0
-	if streamed {
-		rr.Live = obs
-	}
-	outcome, err := run.Run(ctx, r.exe, rr)
-	if err != nil {
-		in.Err = err
-		return finish()
-	}
-	in.Outcome, in.Summary = &outcome, &outcome.Summary
-	if id := outcome.Summary.ArtifactID; id != "" {
-		in.ArtifactPath, _ = artifact.Store{Dir: r.c.ArtifactDir}.Path(id) // absolute: the dir is (§3.6)
-	}
-	in.Duration = outcome.Duration
-	if outcome.Cancelled {
-		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
-			in.CancelSignal = c.Signal
-		}
-	}
-	res := finish()
-	res.Streamed = streamed
-	return res
+	p.rr = rr
+	return p
 }
 
 // requestInterceptor is the interceptor for req (nil when interception is off), with the warnings of a

@@ -28,6 +28,8 @@ const (
 	StatusCancelled = "cancelled" // agentbash itself got SIGINT/SIGTERM/SIGHUP
 	StatusBlocked   = "blocked"   // an interceptor rule fired; nothing ran
 	StatusError     = "error"     // could not run: bad cwd, no shell, bad config
+	StatusRunning   = "running"   // a task (SPEC §8): started, yielded, or still going at a read
+	StatusKilled    = "killed"    // a task ended by `kill` or tasks.maxLifetime
 )
 
 // Non-zero exit policies (config result.nonZeroExit).
@@ -51,6 +53,9 @@ type Result struct {
 	// CancelSignal is the signal that cancelled agentbash (SIGINT), 0 when the run was not cancelled or
 	// the cause is unknown: the terminal footer names it, the CLI's exit status is 128 + it (SPEC §3.11).
 	CancelSignal syscall.Signal `json:"-"`
+	// KillSignal is the signal that ended a killed task (status killed: `kill` or tasks.maxLifetime, SPEC
+	// §8), 0 otherwise: the CLI's exit status is 128 + it.
+	KillSignal syscall.Signal `json:"-"`
 }
 
 // Content is one MCP content block.
@@ -83,6 +88,18 @@ type Details struct {
 	Blocked           *Blocked        `json:"blocked,omitempty"`
 	LeftoverPids      []int           `json:"leftoverPids,omitempty"`
 	Warnings          []string        `json:"warnings,omitempty"`
+	// Background tasks (SPEC §8): the task's id (decimal digits), the shell's and the supervisor's pids,
+	// RFC 3339 times, a read's loss (raw artifact bytes skipped since the reader's last read), whether
+	// `kill` killed it, and why a task could not run or was lost.
+	TaskID        string `json:"taskId,omitempty"`
+	Pid           int    `json:"pid,omitempty"`
+	SupervisorPid int    `json:"supervisorPid,omitempty"`
+	StartedAt     string `json:"startedAt,omitempty"`
+	EndedAt       string `json:"endedAt,omitempty"`
+	Lossy         bool   `json:"lossy,omitempty"`
+	SkippedBytes  int64  `json:"skippedBytes,omitempty"`
+	Killed        *bool  `json:"killed,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head
@@ -148,6 +165,11 @@ type Input struct {
 	Duration          time.Duration
 	Warnings          []string
 	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
+	// Killed, for a task ended by `kill` or tasks.maxLifetime (a cancel or timeout outcome), is the first
+	// line of the text instead of the cancel's or timeout's; the status is killed, and KillSignal (the
+	// signal that ended it) is the Result's (SPEC §8).
+	Killed     string
+	KillSignal syscall.Signal
 }
 
 // Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
@@ -216,6 +238,10 @@ func fromOutcome(in Input, d *Details) Result {
 
 	var first string
 	switch {
+	case in.Killed != "" && (o.TimedOut || o.Cancelled):
+		d.Status = StatusKilled
+		first = in.Killed
+		r.IsError, r.KillSignal = true, in.KillSignal
 	case o.TimedOut:
 		d.Status = StatusTimedOut
 		first = fmt.Sprintf(texts.TimedOut, FormatSeconds(in.TimeoutSeconds))

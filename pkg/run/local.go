@@ -138,11 +138,14 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		out.Cancelled = true
 	}
 	if state == nil {
-		grace := spec.KillGrace
+		grace, sig := spec.KillGrace, unix.SIGTERM
 		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
 			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: SPEC §11)
 		}
-		state = terminate(pid, exited, grace)
+		if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok && out.Cancelled {
+			sig = k.KillSignal() // `agentbash kill --signal` of a task (SPEC §8)
+		}
+		state = terminate(pid, exited, grace, sig)
 	}
 	rd.shellExited()
 	<-rd.done
@@ -285,8 +288,8 @@ func commandFile(command string) (*os.File, error) {
 // terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has
 // passed, unless everything is gone before. It returns the shell's status, or nil when it could not be
 // collected within reapWait.
-func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration) *os.ProcessState {
-	signalTree(pid, unix.SIGTERM)
+func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration, sig unix.Signal) *os.ProcessState {
+	signalTree(pid, sig)
 	var state *os.ProcessState
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
@@ -318,6 +321,29 @@ wait:
 	}
 	return state
 }
+
+// KillTree ends the process group led by pid and every descendant of this process: SIGTERM, then, once
+// they are all gone or grace has passed, SIGKILL until none is left ([killAll]). On Linux, in a process
+// that called [BecomeSubreaper], the descendants include the orphans of the tree (setsid, double forks);
+// elsewhere only the process group is signalled. It is for a process that owns one tree, such as the
+// shell snapshot's helper (pkg/snapshot). It does not collect pid's own status, which belongs to its
+// exec.Cmd.
+func KillTree(pid int, grace time.Duration) {
+	signalTree(pid, unix.SIGTERM)
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		live, zombies := descendants()
+		reap(zombies, pid)
+		if len(live) == 0 {
+			break
+		}
+	}
+	killAll(pid)
+}
+
+// BecomeSubreaper makes this process the child subreaper of its descendants (Linux; elsewhere it does
+// nothing): an orphan of its tree is reparented to it, not to init, so [KillTree] finds it. A process that
+// runs other trees too must not call it.
+func BecomeSubreaper() { becomeSubreaper() }
 
 // killSweepMax bounds killAll against a fork bomb that outruns it; past it the remaining processes are
 // reported as survivors by the next sweep's caller, which cannot do better.

@@ -127,6 +127,8 @@ type Request struct {
 	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
 	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
 	Live func(text string)
+	// Task, when set, runs the command as a background task (detached; see [Task]).
+	Task *Task
 }
 
 // Output configures a run's sink and artifact (SPEC §3.6, §3.8).
@@ -139,6 +141,19 @@ type Output struct {
 	// Command and Cwd are recorded in the artifact's metadata (`artifact list`).
 	Command string `json:"command"`
 	Cwd     string `json:"cwd"`
+	// Keep opens the artifact at the start and keeps it: the whole stream, growing (a task's output).
+	Keep bool `json:"keep,omitempty"`
+}
+
+// Task makes a run a background task (SPEC §8): its supervisor is detached — it ignores the end of its
+// client, runs the command to its end and records it under ID in the task store at Dir (pkg/tasks),
+// whose record the client created.
+type Task struct {
+	Dir string `json:"dir"` // absolute
+	ID  string `json:"id"`
+	// Attached keeps the run in the foreground until the client detaches it (`run --yield`): until then
+	// the client's end (a Ctrl-C, a SIGKILL) kills the tree as for any run (SPEC §11).
+	Attached bool `json:"attached,omitempty"`
 }
 
 // Process is a started command.

@@ -75,6 +75,9 @@ type Options struct {
 	// w and closes it. An error's text becomes a warning in Summary.Warnings as is (so it should say
 	// that the artifact was not saved) and the sink goes on without an artifact. Nil: no artifact.
 	OpenArtifact func() (w io.WriteCloser, id string, err error)
+	// Keep opens the artifact at once (in New) and keeps it whatever the output, so the whole stream is
+	// in it as it arrives (a background task's output, SPEC §8).
+	Keep bool
 	// Live, if set, receives the sanitized text as it arrives, once per Write (text mode on a
 	// terminal). A CR that discards text is passed on as a single '\r' before the text that
 	// replaces it. Lines past a Head limit and text after binary is detected are not passed on. A
@@ -216,6 +219,9 @@ func New(o Options) *Sink {
 		s.pre = newPrefix(o.MaxBytes + 1)
 	}
 	s.artFailed = o.OpenArtifact == nil
+	if o.Keep {
+		s.spill()
+	}
 	if o.Live != nil {
 		s.liveW = bufio.NewWriterSize(o.Live, 32<<10)
 	}

@@ -1,15 +1,10 @@
 package snapshot
 
 import (
-	"bytes"
-	"context"
+	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
-	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -18,25 +13,43 @@ import (
 // its output discarded, tracing it to fd 3 to learn which files it read (see [readTrace]), then prints
 // what it defined as NUL-separated records on stdout:
 //
+//	B NAME            a builtin of the shell, listed before the rc runs
 //	P PATH            the PATH after the rc
 //	F NAME BODY       a function, as `declare -f` prints it
 //	O LINE            a `shopt -p` line
 //	S NAME            a `set -o` option that is on
-//	A NAME VALUE      an alias
+//	A NAME LINE       an alias, as `alias NAME` prints it (see [aliasValue])
+//	E                 the end: a dump without it failed (an `exit` or `exec` in the rc, say)
 //
 // The whole script is one `{ … }` group, parsed before the rc runs, so aliases the rc defines cannot
-// change it (the one process substitution is parsed when it runs, so its `builtin` is quoted); builtins
-// are called through `builtin` so functions the rc defines cannot change it either. PS4 and
-// BASH_XTRACEFD are read-only while the rc runs: an rc that sets its own PS4 keeps working (the
-// assignment fails quietly, its output is discarded) and the trace stays readable.
+// change it (the process substitutions are parsed when they run, so their `builtin` is quoted). Every
+// builtin is called through `builtin`, and [unhijack] makes `builtin` the builtin again before the rc
+// and after it, so functions named like builtins (`builtin`, `command`, `declare`, `printf` …), which
+// are found before builtins, cannot change it either. After the rc, the traps it set are cleared (a
+// DEBUG trap runs before each command, an EXIT trap at the end), everything up to the records writes to
+// /dev/null (the records go to fd 4, a copy of stdout), IFS is reset, and errexit and nounset are turned
+// off (the snapshot keeps neither). PS4 and BASH_XTRACEFD are read-only while the rc runs: an rc that
+// sets its own PS4 keeps working (the assignment fails quietly, its output is discarded) and the trace
+// stays readable.
+//
+// Aliases are listed with `compgen -a` and printed one by one: reading `${BASH_ALIASES[name]}` rebuilds
+// the whole array on each access, which made the dump quadratic in the number of aliases.
 const dumpScript = `{
-PS4=$'\x1e''${BASH_SOURCE[0]}'$'\x1f''${PWD}'$'\x1f'
+` + unhijack + `then
+builtin mapfile -t __agentbash_bs < <(\builtin compgen -b)
+for __agentbash_b in "${__agentbash_bs[@]}"; do builtin printf 'B\0%s\0' "$__agentbash_b"; done
+PS4=$'\x1e''${BASH_SOURCE[0]-}'$'\x1f''${PWD-}'$'\x1f'
 BASH_XTRACEFD=3
 builtin readonly PS4 BASH_XTRACEFD
 builtin set -x
 builtin source "$AGENTBASH_RC" </dev/null >/dev/null 2>&1
-builtin set +x
+{
+` + unhijack + `then
+builtin trap - DEBUG RETURN ERR EXIT
+builtin set +x +e +u
 builtin exec 3>&-
+IFS=$' \t\n'
+{
 builtin printf 'P\0%s\0' "$PATH"
 builtin mapfile -t __agentbash_fns < <(\builtin compgen -A function)
 for __agentbash_f in "${__agentbash_fns[@]}"; do
@@ -46,87 +59,47 @@ builtin shopt -p | while IFS= builtin read -r __agentbash_l; do builtin printf '
 builtin set -o | while builtin read -r __agentbash_n __agentbash_s; do
   builtin test "$__agentbash_s" = on && builtin printf 'S\0%s\0' "$__agentbash_n"
 done
-for __agentbash_a in "${!BASH_ALIASES[@]}"; do
-  builtin printf 'A\0%s\0%s\0' "$__agentbash_a" "${BASH_ALIASES[$__agentbash_a]}"
+builtin mapfile -t __agentbash_as < <(\builtin compgen -a)
+for __agentbash_a in "${__agentbash_as[@]}"; do
+  builtin printf 'A\0%s\0' "$__agentbash_a"; builtin alias -- "$__agentbash_a"; builtin printf '\0'
 done
+builtin printf 'E\0'
+} >&4
+fi
+} 4>&1 >/dev/null 2>&1
+fi
 }`
 
-// generate runs the dump in its own session, with no inherited stdio, killed after o.Timeout, and
-// builds the snapshot script from it. It returns the files the rc read (sourced, directly or not), also
-// when the dump failed, so that a failure is retried when any of them changes.
-func generate(ctx context.Context, o Options) (script []byte, sources []string, err error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, o.Shell, "--norc", "--noprofile", "-i", "-c", dumpScript)
-	var env []string
-	inheritedPath := ""
-	for _, kv := range o.Env {
-		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "BASH_ENV", "ENV", "PS4", "BASH_XTRACEFD":
-			continue
-		case "PATH":
-			inheritedPath = v
-		}
-		env = append(env, kv)
-	}
-	cmd.Env = append(env, "AGENTBASH_RC="+o.RCFile)
-	traceR, traceW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, fmt.Errorf("trace pipe: %w", err)
-	}
-	defer traceR.Close()
-	var out bytes.Buffer
-	cmd.Stdout = &out // stdin and stderr are /dev/null
-	cmd.ExtraFiles = []*os.File{traceW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 200 * time.Millisecond // a background job of the rc holding stdout cannot hang us
-	if err := cmd.Start(); err != nil {
-		traceW.Close()
-		return nil, nil, err
-	}
-	traceW.Close()
-	traced := make(chan trace, 1)
-	go func() { traced <- readTrace(traceR) }()
-	runErr := cmd.Wait()
-	// The shell closed its end; a background job of the rc may still hold one. Read what is buffered,
-	// then stop.
-	_ = traceR.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	t := <-traced
-
-	if ctx.Err() != nil {
-		return nil, t.files(inheritedPath), fmt.Errorf("timed out after %s", o.Timeout)
-	}
-	if runErr != nil {
-		return nil, t.files(inheritedPath), runErr
-	}
-	d, err := parseDump(out.Bytes())
-	if err != nil {
-		return nil, t.files(inheritedPath), err
-	}
-	return d.script(o.RCFile, inheritedPath), t.files(d.path), nil
-}
+// unhijack opens an `if` whose body runs only once `builtin` is the builtin: it turns POSIX mode on
+// for a moment (by assigning POSIXLY_CORRECT, which no function can intercept), in which special
+// builtins such as `unset` are found before functions, removes a function named `builtin`, and restores
+// the mode the shell had. A read-only function named `builtin`, or a read-only POSIXLY_CORRECT, skips
+// the body: the dump then has no end, and the snapshot fails with a warning.
+const unhijack = `case :$SHELLOPTS: in *:posix:*) __agentbash_posix=y ;; *) __agentbash_posix= ;; esac
+POSIXLY_CORRECT=y
+if [[ :$SHELLOPTS: == *:posix:* ]] && unset -f builtin && { [[ -n $__agentbash_posix ]] || unset POSIXLY_CORRECT; }; `
 
 // dump is what the rc defined, as the dump script printed it.
 type dump struct {
-	path    string
-	funcs   []function // in the order bash listed them
-	shopts  []string   // `shopt -p` lines
-	setOpts []string   // `set -o` names that are on
-	aliases [][2]string
+	builtins map[string]bool
+	path     string
+	funcs    []function // in the order bash listed them
+	shopts   []string   // `shopt -p` lines
+	setOpts  []string   // `set -o` names that are on
+	aliases  [][2]string
 }
 
 type function struct{ name, body string }
 
-// parseDump reads the NUL-separated records of [dumpScript].
+// parseDump reads the NUL-separated records of [dumpScript]; a dump that does not end with its end
+// record is [errIncomplete].
 func parseDump(b []byte) (dump, error) {
-	var d dump
+	d := dump{builtins: map[string]bool{}}
 	fields := strings.Split(string(b), "\x00")
 	if n := len(fields); n > 0 && fields[n-1] == "" {
 		fields = fields[:n-1]
 	}
-	need := map[string]int{"P": 1, "F": 2, "O": 1, "S": 1, "A": 2}
+	need := map[string]int{"B": 1, "P": 1, "F": 2, "O": 1, "S": 1, "A": 2, "E": 0}
 	for i := 0; i < len(fields); {
 		kind := fields[i]
 		n, ok := need[kind]
@@ -135,20 +108,56 @@ func parseDump(b []byte) (dump, error) {
 		}
 		f := fields[i+1 : i+1+n]
 		switch kind {
+		case "B":
+			d.builtins[f[0]] = true
 		case "P":
 			d.path = f[0]
 		case "F":
-			d.funcs = append(d.funcs, function{f[0], f[1]})
+			if f[1] != "" { // a name `declare -f` could not find (one with a newline in it)
+				d.funcs = append(d.funcs, function{f[0], f[1]})
+			}
 		case "O":
 			d.shopts = append(d.shopts, f[0])
 		case "S":
 			d.setOpts = append(d.setOpts, f[0])
 		case "A":
-			d.aliases = append(d.aliases, [2]string{f[0], f[1]})
+			v, ok := aliasValue(f[0], f[1])
+			if !ok {
+				return dump{}, fmt.Errorf("unexpected output of the snapshot shell for alias %q", f[0])
+			}
+			d.aliases = append(d.aliases, [2]string{f[0], v})
+		case "E":
+			if i+1 != len(fields) {
+				return dump{}, errors.New("unexpected output of the snapshot shell after its end")
+			}
+			return d, nil
 		}
 		i += 1 + n
 	}
-	return d, nil
+	return dump{}, errIncomplete
+}
+
+// aliasValue is the value of alias name from line, what `alias name` printed: `alias name='value'`
+// (`alias -- name=…` when name starts with "-", no `alias ` in POSIX mode), the value in single quotes,
+// each single quote in it written as the four characters quote, backslash, quote, quote (bash's
+// sh_single_quote).
+func aliasValue(name, line string) (string, bool) {
+	line = strings.TrimSuffix(line, "\n")
+	line = strings.TrimPrefix(line, "alias ")
+	line = strings.TrimPrefix(line, "-- ")
+	q, ok := strings.CutPrefix(line, name+"=")
+	if !ok || len(q) < 2 || q[0] != '\'' || q[len(q)-1] != '\'' {
+		return "", false
+	}
+	return strings.ReplaceAll(q[1:len(q)-1], `'\''`, "'"), true
+}
+
+// leftOut reports whether functions and aliases called name stay out of the snapshot: the names of
+// [CommonTools] and of the shell's builtins, so that the agent's commands, the snapshot itself and the
+// loader of long commands (pkg/run), which call builtins through `builtin`, get the documented
+// behaviour.
+func (d dump) leftOut(name string) bool {
+	return d.builtins[name] || name == "builtin" || slices.Contains(CommonTools, name)
 }
 
 // Shell options that are the snapshot shell's own state, not the user's choice, or that would change
@@ -162,31 +171,35 @@ var (
 // script writes the snapshot: options first (a function using extglob patterns only parses once extglob
 // is on), then the PATH entries the rc added, the functions kept functions and aliases need (defined
 // before the aliases, as `declare -f` printed them with the rc's aliases already expanded), the aliases,
-// and last expand_aliases, so aliases work in the command.
+// and last expand_aliases, so aliases work in the command. Its own commands are written `\builtin …`,
+// so no alias or function (none named like a builtin is defined) changes them.
 func (d dump) script(rc, inheritedPath string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# agentbash shell snapshot of %s: options, PATH additions, functions and aliases\n", rc)
 	for _, l := range d.shopts {
 		if f := strings.Fields(l); len(f) == 3 && f[0] == "shopt" && !slices.Contains(skipShopts, f[2]) {
-			b.WriteString(l + "\n")
+			b.WriteString("\\builtin " + l + "\n")
 		}
 	}
 	for _, name := range d.setOpts {
 		if !slices.Contains(skipSetOps, name) {
-			b.WriteString("set -o " + name + "\n")
+			b.WriteString("\\builtin set -o " + name + "\n")
 		}
 	}
 	before, after := pathAdditions(inheritedPath, d.path)
 	b.WriteString(pathScript(before, after))
-	for _, f := range neededFunctions(d.funcs, d.aliases) {
-		b.WriteString(f.body + "\n")
-	}
+	var aliases [][2]string
 	for _, a := range d.aliases {
-		if !slices.Contains(CommonTools, a[0]) {
-			b.WriteString("alias -- " + quote(a[0]+"="+a[1]) + "\n")
+		if !d.leftOut(a[0]) {
+			aliases = append(aliases, a)
 		}
 	}
-	// Quoted, so that an alias of the user's named like them does not apply.
+	for _, f := range neededFunctions(d.funcs, aliases, d.leftOut) {
+		b.WriteString(f.body + "\n")
+	}
+	for _, a := range aliases {
+		b.WriteString("\\builtin alias -- " + quote(a[0]+"="+a[1]) + "\n")
+	}
 	b.WriteString("\\builtin shopt -s expand_aliases\n\\builtin unset BASH_ENV\n")
 	return []byte(b.String())
 }
@@ -200,14 +213,14 @@ func quote(s string) string {
 }
 
 // neededFunctions keeps, in their order, the functions the agent can call — every function whose name
-// does not start with "_" and is not one of [CommonTools] — and every function those, or the kept
-// aliases, need: the closure over the names their text mentions. A name counts as mentioned when it
-// appears as a word of the text split at shell punctuation, or split at every character that cannot be
-// in a plain name (so `${x:-_h}`, `trap _h EXIT` and `cmd=_h` count); mentioning too much only costs a
-// few bytes, missing one costs a "command not found". Helpers only called through a computed name
-// (`"_$1"`) are not found. The rest — completion machinery such as bash-completion's ~80 `_` functions
-// (57 KB) that no command calls — is left out.
-func neededFunctions(funcs []function, aliases [][2]string) []function {
+// does not start with "_" and is not leftOut — and every function those, or the aliases not leftOut,
+// need: the closure over the names their text mentions. A name counts as mentioned when it appears as a
+// word of the text split at shell punctuation, or split at every character that cannot be in a plain
+// name (so `${x:-_h}`, `trap _h EXIT` and `cmd=_h` count); mentioning too much only costs a few bytes,
+// missing one costs a "command not found". Helpers only called through a computed name (`"_$1"`) are
+// not found. The rest — completion machinery such as bash-completion's ~80 `_` functions (57 KB) that
+// no command calls — is left out.
+func neededFunctions(funcs []function, aliases [][2]string, leftOut func(name string) bool) []function {
 	index := map[string]int{}
 	for i, f := range funcs {
 		index[f.name] = i
@@ -215,7 +228,7 @@ func neededFunctions(funcs []function, aliases [][2]string) []function {
 	keep := make([]bool, len(funcs))
 	var queue []int
 	mark := func(name string) {
-		if i, ok := index[name]; ok && !keep[i] && !slices.Contains(CommonTools, name) {
+		if i, ok := index[name]; ok && !keep[i] && !leftOut(name) {
 			keep[i] = true
 			queue = append(queue, i)
 		}
@@ -226,7 +239,7 @@ func neededFunctions(funcs []function, aliases [][2]string) []function {
 		}
 	}
 	for _, a := range aliases {
-		if !slices.Contains(CommonTools, a[0]) {
+		if !leftOut(a[0]) {
 			for _, w := range mentions(a[1]) {
 				mark(w)
 			}
@@ -308,11 +321,11 @@ func pathScript(before, after []string) string {
 		fmt.Fprintf(&b, "for __agentbash_d in %s; do case \":$PATH:\" in *\":$__agentbash_d:\"*) ;; "+
 			"*) __agentbash_pre=$__agentbash_pre$__agentbash_d: ;; esac; done\n", words(before))
 	}
-	b.WriteString("if [ -n \"$PATH\" ]; then PATH=$__agentbash_pre$PATH; else PATH=${__agentbash_pre%:}; fi\n")
+	b.WriteString("if \\builtin test -n \"$PATH\"; then PATH=$__agentbash_pre$PATH; else PATH=${__agentbash_pre%:}; fi\n")
 	if len(after) > 0 {
 		fmt.Fprintf(&b, "for __agentbash_d in %s; do case \":$PATH:\" in *\":$__agentbash_d:\"*) ;; "+
 			"*) PATH=${PATH:+$PATH:}$__agentbash_d ;; esac; done\n", words(after))
 	}
-	b.WriteString("export PATH\nunset __agentbash_pre __agentbash_d\n")
+	b.WriteString("\\builtin export PATH\n\\builtin unset __agentbash_pre __agentbash_d\n")
 	return b.String()
 }

@@ -4,9 +4,11 @@
 // captured: the environment is the runner's.
 //
 // The script is generated when the cache is missing or any file it was built from changed (the rc and
-// every file the rc sourced, directly or not; their modification times and sizes are the cache key), in
-// its own session with no inherited stdio, and killed after [Timeout]; a failure is cached too, so a
-// .bashrc that hangs costs [Timeout] once, not on every run.
+// every file the rc sourced, directly or not; their modification times and sizes are the cache key), by
+// a helper process ([Main]) that runs the rc in a shell of its own session with no inherited stdio, kills
+// it after [Timeout], and leaves nothing the rc started running, whether the snapshot was taken or not,
+// nor when agentbash dies meanwhile. Any failure is no snapshot and one warning, and it is cached too, so
+// a .bashrc that hangs costs [Timeout] once, not on every run.
 package snapshot
 
 import (
@@ -18,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -38,8 +41,11 @@ type Options struct {
 	Shell    string   // absolute path of bash
 	RCFile   string   // usually ~/.bashrc
 	CacheDir string   // directory for snapshot files (created 0700)
-	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped); its PATH is the inherited one
+	Env      []string // environment for the generating shell (BASH_ENV and ENV are dropped); its PATH, the inherited one, is part of the cache key
 	Timeout  time.Duration
+	// Helper, when set, is the argv that starts the snapshot's helper ([Main]): Helper[0] is executed with
+	// the rest, then the shell and the timeout. nil is this executable as `agentbash __snapshot`.
+	Helper []string
 }
 
 // stamp is the cache key of a snapshot, kept beside it as JSON: the files it was built from, each with
@@ -57,7 +63,7 @@ type fileStamp struct {
 }
 
 // stampVersion changes when the snapshot's format does, so older caches are rebuilt.
-const stampVersion = 2
+const stampVersion = 3
 
 func statFile(path string) fileStamp {
 	fi, err := os.Stat(path)
@@ -95,7 +101,14 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	if o.Timeout <= 0 {
 		o.Timeout = Timeout
 	}
-	key := sha256.Sum256([]byte(o.Shell + "\x00" + o.RCFile))
+	// The inherited PATH is part of the key: the snapshot records the PATH entries the rc adds to the one
+	// it was given, and an rc may add an entry only when it is missing (`pathmunge`), or add it again at
+	// the front where it was already. A snapshot made under a PATH that already held ~/bin would then
+	// record nothing, and a run under a PATH without it would miss ~/bin. With the key, each PATH gets
+	// what an interactive bash started with that PATH would have. A fixed baseline PATH would be cheaper
+	// to cache but would change what the rc itself finds while it runs (`eval "$(brew shellenv)"`,
+	// `command -v pyenv && …`), which is the user's real PATH in the shell being reproduced.
+	key := sha256.Sum256([]byte(o.Shell + "\x00" + o.RCFile + "\x00" + inheritedPath(o.Env)))
 	base := filepath.Join(o.CacheDir, "bash-"+hex.EncodeToString(key[:8]))
 	script, stampFile := base+".sh", base+".stamp"
 
@@ -162,6 +175,17 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// inheritedPath is the PATH of env ("" when it has none); the last entry wins, as in exec.Cmd.
+func inheritedPath(env []string) string {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return path
 }
 
 func fileExists(p string) bool {

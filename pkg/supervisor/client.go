@@ -88,6 +88,8 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 // Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
 // [run.Process] once started.
 type Process struct {
+	mu      sync.Mutex    // guards enc
+	enc     *json.Encoder // the requests to the supervisor, once started
 	cmd     *exec.Cmd
 	conn    *net.UnixConn
 	used    bool
@@ -135,7 +137,7 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 	}
 	p.used = true
 	spec := Spec{Command: r.Command, Shell: r.Target.Shell, Dir: r.Target.Dir, Env: r.Env, Wrapper: r.Wrapper,
-		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil}
+		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task}
 	var rights []byte
 	if r.Stdin != nil {
 		f, closeIn, err := stdinFile(r.Stdin)
@@ -150,8 +152,8 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 	if _, _, err := p.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
 		return p.died(fmt.Errorf("send descriptors: %w", err))
 	}
-	var mu sync.Mutex // the encoder is shared by the start and a cancel
-	enc := json.NewEncoder(p.conn)
+	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by the start, a cancel and a detach
+	p.enc = enc
 	mu.Lock()
 	err := enc.Encode(Request{Op: OpStart, Spec: &spec})
 	mu.Unlock()
@@ -281,6 +283,23 @@ func (p *Process) wait() error {
 	}
 	return p.waitErr
 }
+
+// Detach makes an attached task (run.Task.Attached) a detached one — it goes on without this client —
+// and lets it go: after Detach neither a cancel of the start's context nor this process's end reaches it.
+func (p *Process) Detach() error {
+	if p.stop != nil {
+		p.stop() // no cancel after this
+	}
+	p.mu.Lock()
+	err := p.enc.Encode(Request{Op: OpDetach})
+	p.mu.Unlock()
+	p.release()
+	return err
+}
+
+// Release lets a started task go: the client stops listening and closes its end of the socket, which a
+// detached supervisor ignores; the supervisor is reaped in the background if this process lives on.
+func (p *Process) Release() { p.release() }
 
 // release closes the socket and reaps the supervisor in the background.
 func (p *Process) release() {

@@ -30,6 +30,7 @@ func newOutput(o run.Output, live io.Writer) *output {
 		Tail:             o.Tail,
 		ArtifactMaxBytes: o.ArtifactMaxBytes,
 		Live:             live,
+		Keep:             o.Keep,
 		OpenArtifact: func() (io.WriteCloser, string, error) {
 			f, id, err := out.store.Create(artifact.Meta{Command: o.Command, Cwd: o.Cwd, Created: time.Now()})
 			if err != nil {

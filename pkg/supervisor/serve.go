@@ -33,7 +33,16 @@ func (clientGone) Error() string            { return "the client went away" }
 func (clientGone) KillGrace() time.Duration { return ClientGoneGrace }
 
 // cancelled is the cancel cause of a "cancel" request or of a signal to the supervisor: the spec's grace.
-type cancelled struct{ signal syscall.Signal }
+// kill, when set, is the signal the tree gets first (a task's `kill --signal`).
+type cancelled struct{ signal, kill syscall.Signal }
+
+// KillSignal is the signal the tree gets first: kill, else SIGTERM.
+func (c cancelled) KillSignal() unix.Signal {
+	if c.kill != 0 {
+		return c.kill
+	}
+	return unix.SIGTERM
+}
 
 func (c cancelled) Error() string {
 	if c.signal != 0 {
@@ -84,11 +93,19 @@ func serve(conn *net.UnixConn) error {
 		return errors.New("start request wants stdin, but no descriptor came with it")
 	}
 
+	var task *detached
+	if spec.Task != nil {
+		if task, err = newDetached(spec.Task); err != nil {
+			_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Error: err.Error()})
+			return nil
+		}
+	}
+
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	ev := &events{enc: json.NewEncoder(conn)}
-	go watchClient(dec, cancel)
-	stopSignals := cancelOnSignals(cancel)
+	go watchClient(dec, cancel, task != nil && !spec.Task.Attached)
+	stopSignals := cancelOnSignals(cancel, task)
 	defer stopSignals()
 
 	var live io.Writer
@@ -114,9 +131,19 @@ func serve(conn *net.UnixConn) error {
 		KillGrace: spec.KillGrace,
 		Output:    out.sink,
 		LimitMet:  out.sink.LimitMet,
-		Started:   func(pid int) { _ = ev.send(Event{Op: OpStarted, Pid: pid}) },
+		Started: func(pid int) {
+			if task != nil {
+				if err := task.started(pid, out); err != nil {
+					cancel(cancelled{}) // a task nobody can find must not run on
+				}
+			}
+			_ = ev.send(Event{Op: OpStarted, Pid: pid})
+		},
 	})
 	summary := out.close()
+	if task != nil {
+		task.finished(ctx, outcome, summary, runErr)
+	}
 	if async != nil {
 		async.Close()
 	}
@@ -139,30 +166,41 @@ func serve(conn *net.UnixConn) error {
 }
 
 // watchClient reads the client's requests after the start: "cancel" cancels the run with the spec's
-// grace; EOF (the client exited or was killed) cancels it with ClientGoneGrace.
-func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc) {
+// grace; "detach" makes an attached task a detached one; EOF (the client exited or was killed) cancels
+// the run with ClientGoneGrace, unless it is a detached task, which goes on.
+func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached bool) {
 	for {
 		var req Request
 		if err := dec.Decode(&req); err != nil {
-			cancel(errClientGone)
+			if !detached {
+				cancel(errClientGone)
+			}
 			return
 		}
-		if req.Op == OpCancel {
+		switch req.Op {
+		case OpCancel:
 			cancel(cancelled{})
+		case OpDetach:
+			detached = true
 		}
 	}
 }
 
 // cancelOnSignals makes SIGTERM, SIGINT and SIGHUP sent to the supervisor itself a cancel of the run, so
 // that killing a supervisor politely never leaves its tree behind.
-func cancelOnSignals(cancel context.CancelCauseFunc) (stop func()) {
+// For a task, the signal the tree gets first is the one its `kill` asked for.
+func cancelOnSignals(cancel context.CancelCauseFunc, task *detached) (stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sigs:
-			cancel(cancelled{signal: s.(syscall.Signal)})
+			c := cancelled{signal: s.(syscall.Signal)}
+			if task != nil {
+				c.kill = task.killSignal()
+			}
+			cancel(c)
 		case <-done:
 		}
 	}()

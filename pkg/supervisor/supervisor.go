@@ -36,6 +36,7 @@ const ClientGoneGrace = 500 * time.Millisecond
 const (
 	OpStart   = "start"   // client → supervisor: the run, once, first
 	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
+	OpDetach  = "detach"  // client → supervisor: an attached task goes on without its client
 	OpStarted = "started" // supervisor → client: the shell runs, with its pid
 	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
 	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits
@@ -55,6 +56,9 @@ type Spec struct {
 	Output    run.Output    `json:"output"`
 	// Live asks for "output" events with the sanitized text as it arrives.
 	Live bool `json:"live,omitempty"`
+	// Task makes the supervisor detached: it ignores the client's EOF and records the run in the task
+	// store (pkg/tasks) when the shell runs and when it ended.
+	Task *run.Task `json:"task,omitempty"`
 }
 
 // Request is a message from the client.

@@ -1,0 +1,389 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// recentTasks is how long `tasks` lists a task after it ended (without --all).
+const recentTasks = 24 * time.Hour
+
+func newStartCmd(ios IO) *cobra.Command {
+	f := runFlags{background: true}
+	c := newRunLikeCmd(ios, &f)
+	c.Flags().String("task-dir", "", "task `DIR` (default $XDG_STATE_HOME/agentbash/tasks)")
+	c.Use = "start [flags] [--] COMMAND..."
+	c.Short = "Start a command as a background task and return at once"
+	c.Long = `Start a command as a background task: it runs on after agentbash returns (a dev server, a watcher, a long
+build), with its stdin /dev/null and its output only in its artifact, until it ends, is killed, or reaches
+tasks.maxLifetime (default a day). The result says status running, the task id, the shell's pid and the
+artifact's path; read what it prints with agentbash output ID, stop it with agentbash kill ID, and get its
+final result with agentbash wait ID. It takes the flags of run; it has no timeout unless --timeout is given.`
+	c.Example = `  agentbash start 'npm run dev'
+  agentbash output 7 --wait 10
+  agentbash kill 7`
+	return c
+}
+
+// runTask starts the command as a task (start, run --background) or runs it with a yield (run --yield).
+func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, req pipeline.Request, f runFlags, text bool) error {
+	if f.stdin {
+		return usageError{err: errors.New("a background task's stdin is /dev/null: --stdin does not go with it"), cmd: c.CommandPath()}
+	}
+	t := pipeline.Task{Store: taskStoreOf(cfg), MaxLifetime: cfg.Tasks.MaxLifetime}
+	if c.Flags().Changed("timeout") {
+		t.Timeout = &cfg.Timeout
+	}
+	runner := pipeline.New(pc)
+	var r result.Result
+	if f.yield > 0 {
+		r = runner.Yield(ctx, req, t, time.Duration(f.yield*float64(time.Second)))
+	} else {
+		r = runner.Start(ctx, req, t)
+	}
+	printTask(ios, r, text)
+	return exitError{code: resultExit(r)} // a task started or yielded: 0
+}
+
+// printTask writes a task command's result: JSON, or its text with the warnings on stderr. On a terminal
+// too the text is plain: a run's footer (exit, duration, timeout) does not fit a task still running.
+func printTask(ios IO, r result.Result, text bool) {
+	var err error
+	if text {
+		if err = result.WriteText(ios.Out, r, 0); err == nil {
+			err = result.WriteWarnings(ios.Err, r.Details.Warnings)
+		}
+	} else {
+		err = r.WriteJSON(ios.Out)
+	}
+	if err != nil {
+		fmt.Fprintln(ios.Err, "agentbash: write result:", err)
+	}
+}
+
+func taskStoreOf(cfg config.Config) tasks.Store {
+	dir := cfg.TaskDir()
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // the supervisor finds it wherever it runs
+	}
+	return tasks.Store{Dir: dir}
+}
+
+// taskFlags are the flags every task command takes: --format, --task-dir.
+func taskFlags(c *cobra.Command) {
+	c.Flags().String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
+	c.Flags().String("task-dir", "", "task `DIR` (default $XDG_STATE_HOME/agentbash/tasks)")
+}
+
+// taskEnv loads the config of a task command: the store, whether to print text.
+func taskEnv(c *cobra.Command, ios IO) (config.Config, tasks.Store, bool, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return cfg, tasks.Store{}, false, err
+	}
+	return cfg, taskStoreOf(cfg), textFormat(cfg.Format, ios), nil
+}
+
+// taskID checks a task id argument: decimal digits (exit 1 otherwise, SPEC §8).
+func taskID(arg string) (string, error) {
+	if !tasks.ValidID(arg) {
+		return "", exitError{code: 1, err: fmt.Errorf("task %q: %w", arg, tasks.ErrMalformedID)}
+	}
+	return arg, nil
+}
+
+// taskError is the exit of a task command whose task could not be read: 1 for an unknown id.
+func taskError(err error) error {
+	return exitError{code: 1, err: err}
+}
+
+func newOutputCmd(ios IO) *cobra.Command {
+	var wait float64
+	var reader string
+	c := &cobra.Command{
+		Use:   "output ID",
+		Short: "Print what a background task printed since the previous read",
+		Long: `Print what task ID printed since the previous read by the same reader (--reader, default "default"),
+sanitized like a run's output: consecutive reads never repeat and never skip silently. When more than
+maxBytes arrived since the last read, the newest part is shown and the result says how much was skipped
+(details.lossy, details.skippedBytes) and names the artifact that holds everything. --wait SECONDS blocks
+until new output arrives, the task ends, or SECONDS pass. Once the task ended the result has the fields of
+a run result and its status line.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := taskID(args[0])
+			if err != nil {
+				return err
+			}
+			if !tasks.ValidReader(reader) {
+				return usageError{err: fmt.Errorf("--reader %q: %w", reader, tasks.ErrBadReader), cmd: c.CommandPath()}
+			}
+			if wait < 0 || wait != wait {
+				return usageError{err: errors.New("--wait takes a number of seconds ≥ 0"), cmd: c.CommandPath()}
+			}
+			cfg, store, text, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			rd, err := store.ReadOutput(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)))
+			if err != nil {
+				return taskError(err)
+			}
+			printTask(ios, tasks.ReadResult(rd), text)
+			return nil // output exits 0 whatever the task did (SPEC §8)
+		},
+	}
+	c.Flags().Float64Var(&wait, "wait", 0, "block up to `SECONDS` for new output or the task's end")
+	c.Flags().StringVar(&reader, "reader", tasks.DefaultReader, "reader `NAME`: each reader has its own position")
+	c.Flags().Int("max-bytes", config.DefaultMaxBytes, "show at most `BYTES` of what arrived (the newest part)")
+	taskFlags(c)
+	return c
+}
+
+func newWaitCmd(ios IO) *cobra.Command {
+	var timeout float64
+	c := &cobra.Command{
+		Use:   "wait ID",
+		Short: "Wait for a background task to end and print its final result",
+		Long: `Block until task ID ends, then print its final result: the same result a run of it would have printed,
+with its task id, and exit as run would (a killed task 128+N of the signal that ended it). With --timeout
+SECONDS, after SECONDS print the task's running status and exit 124.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := taskID(args[0])
+			if err != nil {
+				return err
+			}
+			if timeout < 0 || timeout != timeout {
+				return usageError{err: errors.New("--timeout takes a number of seconds ≥ 0 (0: no limit)"), cmd: c.CommandPath()}
+			}
+			_, store, text, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			rec, err := store.Wait(id, time.Duration(timeout*float64(time.Second)))
+			if err != nil {
+				return taskError(err)
+			}
+			r := tasks.Result(rec, false)
+			code := resultExit(r) // as a run of it would exit
+			if rec.Running() {
+				code = exitTimedOut // wait's own --timeout
+			}
+			printTask(ios, r, text)
+			return exitError{code: code}
+		},
+	}
+	c.Flags().Float64Var(&timeout, "timeout", 0, "give up after `SECONDS` (exit 124); 0 waits to the end")
+	taskFlags(c)
+	return c
+}
+
+func newKillCmd(ios IO) *cobra.Command {
+	var sig string
+	c := &cobra.Command{
+		Use:   "kill ID",
+		Short: "Kill a background task: its group and every descendant",
+		Long: `Kill task ID as a timeout does: its process group and every descendant get SIGTERM (or --signal), then
+SIGKILL after killGrace; kill returns once nothing of it is left. details.killed is false when the task
+had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			id, err := taskID(args[0])
+			if err != nil {
+				return err
+			}
+			s, err := parseSignal(sig)
+			if err != nil {
+				return usageError{err: fmt.Errorf("--signal: %w", err), cmd: c.CommandPath()}
+			}
+			cfg, store, text, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			rec, killed, err := store.Kill(id, s, killLimit(cfg))
+			if err != nil {
+				return taskError(err)
+			}
+			printTask(ios, tasks.KillResult(rec, killed), text)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&sig, "signal", "TERM", "the first `SIGNAL` the tree gets (TERM, INT, HUP, KILL, …)")
+	taskFlags(c)
+	return c
+}
+
+// killLimit is how long kill waits for the supervisor to record the end: the grace and the sweeps.
+func killLimit(cfg config.Config) time.Duration {
+	return time.Duration((cfg.KillGrace + 10) * float64(time.Second))
+}
+
+// parseSignal parses TERM, SIGTERM or 15.
+func parseSignal(s string) (syscall.Signal, error) {
+	name := strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if n := unix.SignalNum(name); n != 0 {
+		return n, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n > 0 && n < 65 && fmt.Sprint(n) == strings.TrimSpace(s) {
+		return syscall.Signal(n), nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// taskRow is one task in `tasks --json`.
+type taskRow struct {
+	TaskID    string `json:"taskId"`
+	Status    string `json:"status"`
+	Pid       int    `json:"pid"`
+	Command   string `json:"command"`
+	Cwd       string `json:"cwd"`
+	StartedAt string `json:"startedAt"`
+	EndedAt   string `json:"endedAt,omitempty"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+}
+
+func newTasksCmd(ios IO) *cobra.Command {
+	var all, asJSON bool
+	c := &cobra.Command{
+		Use:   "tasks",
+		Short: "List background tasks: running ones and those that ended in the last 24 hours",
+		Long: `List background tasks: those running and those that ended in the last 24 hours (--all: every task kept),
+as a table (id, status, pid, age, command), or with --json as an array of
+{taskId, status, pid, command, cwd, startedAt, endedAt, exitCode}.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, store, _, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			recs, err := store.List()
+			if err != nil {
+				return taskError(err)
+			}
+			rows := []taskRow{}
+			now := time.Now()
+			for _, rec := range recs {
+				if !all && !rec.Running() && rec.EndedAt != nil && now.Sub(*rec.EndedAt) > recentTasks {
+					continue
+				}
+				r := tasks.Result(rec, false)
+				row := taskRow{TaskID: rec.TaskID, Status: r.Details.Status, Pid: rec.Pid, Command: rec.Command,
+					Cwd: rec.Cwd, StartedAt: r.Details.StartedAt, EndedAt: r.Details.EndedAt}
+				if !rec.Running() {
+					row.ExitCode = r.Details.ExitCode
+				}
+				rows = append(rows, row)
+			}
+			if asJSON {
+				b, err := json.Marshal(rows)
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(ios.Out, "%s\n", b)
+				return err
+			}
+			tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tPID\tAGE\tCOMMAND")
+			for _, row := range rows {
+				started, _ := time.Parse(time.RFC3339Nano, row.StartedAt)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", row.TaskID, row.Status, row.Pid, age(now.Sub(started)),
+					oneLine(row.Command, 80))
+			}
+			return tw.Flush()
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "list every task kept, not only recent ones")
+	c.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	taskFlags(c)
+	c.AddCommand(newTasksPruneCmd(ios), newTasksKillCmd(ios))
+	return c
+}
+
+func newTasksPruneCmd(ios IO) *cobra.Command {
+	var olderThan string
+	c := &cobra.Command{
+		Use:     "prune --older-than DURATION",
+		Short:   "Remove the records of tasks that ended more than DURATION ago (e.g. 7d, 12h)",
+		Args:    usageArgs(cobra.NoArgs),
+		Example: "  agentbash tasks prune --older-than 7d",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if olderThan == "" {
+				return usageError{err: errors.New("prune needs --older-than DURATION (e.g. 7d)"), cmd: c.CommandPath()}
+			}
+			d, err := parseAge(olderThan)
+			if err != nil {
+				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
+			}
+			_, store, _, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			ids, err := store.Prune(d, time.Now())
+			if err != nil {
+				return taskError(err)
+			}
+			fmt.Fprintf(ios.Out, "removed %d task(s)\n", len(ids))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&olderThan, "older-than", "", "remove tasks that ended more than `DURATION` ago (7d, 12h, 30m)")
+	taskFlags(c)
+	return c
+}
+
+func newTasksKillCmd(ios IO) *cobra.Command {
+	var all bool
+	c := &cobra.Command{
+		Use:   "kill --all",
+		Short: "Kill every running background task",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !all {
+				return usageError{err: errors.New("tasks kill needs --all (agentbash kill ID kills one)"), cmd: c.CommandPath()}
+			}
+			cfg, store, text, err := taskEnv(c, ios)
+			if err != nil {
+				return err
+			}
+			recs, err := store.List()
+			if err != nil {
+				return taskError(err)
+			}
+			for _, rec := range recs {
+				if !rec.Running() {
+					continue
+				}
+				rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
+				if err != nil {
+					fmt.Fprintln(ios.Err, "agentbash:", err)
+					continue
+				}
+				printTask(ios, tasks.KillResult(rec, killed), text)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&all, "all", false, "kill every running task")
+	taskFlags(c)
+	return c
+}

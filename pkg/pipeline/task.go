@@ -1,0 +1,164 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Task configures how a request runs as a background task (SPEC §8).
+type Task struct {
+	Store tasks.Store
+	// Timeout is the task's own timeout, seconds (clamped like a run's); nil is none.
+	Timeout *float64
+	// MaxLifetime is tasks.maxLifetime, seconds; 0 is no limit.
+	MaxLifetime float64
+}
+
+// noLimit stands for "no timer" where the backend needs a positive timeout: about a century.
+const noLimit = 100 * 365 * 24 * time.Hour
+
+// Start runs req as a background task and returns at once, once the shell runs: a result with status
+// running, the task id, the pids and the artifact that receives the output (SPEC §8). The command then
+// outlives this process. Problems before the start (blocked, bad cwd, no shell, a task store that cannot
+// be written) are the usual results.
+func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
+	rec, res, _, ok := r.startTask(ctx, req, t, t.Timeout, false)
+	if !ok {
+		return res
+	}
+	return tasks.Result(rec, true)
+}
+
+// Yield runs req in the foreground for up to yield; a command still running then goes on as a task and
+// the result is what it printed so far (read by the default reader), with status running and the task id.
+// A command that ended before is a plain run result (SPEC §8). The run's timeout applies to the task.
+func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Duration) result.Result {
+	timeout := r.c.Timeout
+	if req.Timeout != nil {
+		timeout = *req.Timeout
+	}
+	rec, res, proc, ok := r.startTask(ctx, req, t, &timeout, true)
+	if !ok {
+		return res
+	}
+	// Until the yield, the run is in the foreground: a cancel (Ctrl-C) or the end of this process kills its
+	// tree as for any run. After it, the task goes on by itself.
+	rec, err := t.Store.Wait(rec.TaskID, yield)
+	if err == nil && rec.Running() {
+		err = proc.Detach()
+	} else {
+		proc.Release()
+	}
+	if err != nil {
+		return Failed(req.Command, req.Cwd, err)
+	}
+	if rec.Running() {
+		rd, err := t.Store.ReadOutput(rec.TaskID, tasks.DefaultReader, r.c.MaxBytes, 0)
+		if err != nil {
+			return Failed(req.Command, req.Cwd, err)
+		}
+		return tasks.ReadResult(rd)
+	}
+	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
+	// (Ctrl-C) is a cancelled run, not a killed task.
+	cancelled := ctx.Err() != nil && rec.Outcome != nil && rec.Outcome.Cancelled
+	if cancelled {
+		rec.KillSignal, rec.LifetimeExceeded = 0, false
+	}
+	res = tasks.Result(rec, false)
+	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && cancelled {
+		res.CancelSignal = c.Signal // the exit status is 128 + it, as a cancelled run's
+	}
+	d := &res.Details
+	d.TaskID, d.Pid, d.SupervisorPid, d.StartedAt, d.EndedAt = "", 0, 0, "", ""
+	if s := rec.Summary; s != nil && !s.Truncated && !s.Binary && s.ArtifactID != "" {
+		// A task always keeps its artifact; a run keeps one only when something was cut.
+		_ = artifact.Store{Dir: r.c.ArtifactDir}.Remove(s.ArtifactID)
+		d.ArtifactID, d.ArtifactPath = "", ""
+	}
+	_ = t.Store.Remove(rec.TaskID)
+	res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+	return res
+}
+
+// taskProcess is a task's supervisor as the starter holds it.
+type taskProcess interface {
+	Release()
+	Detach() error
+}
+
+// startTask prepares req, records the task and starts its supervisor: detached, or (attached) in the
+// foreground until the returned process is detached, with ctx's cancel reaching it.
+func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *float64, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
+	p := r.prepare(ctx, req, timeout)
+	if p.done {
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	in, rr := p.in, p.rr
+	own := 0.0
+	if timeout != nil {
+		own = in.TimeoutSeconds
+	} else {
+		in.TimeoutSeconds = 0
+	}
+	rr.Timeout = noLimit
+	if limit := minPositive(own, t.MaxLifetime); limit > 0 {
+		rr.Timeout = time.Duration(limit * float64(time.Second))
+	}
+	rr.Output.Keep = true
+	rec := tasks.Record{
+		Command: in.Command, NormalizedCommand: in.NormalizedCommand, Cwd: in.Cwd, Shell: in.Shell,
+		StartedAt: time.Now(), TimeoutSeconds: own, MaxLifetime: t.MaxLifetime,
+		Head: in.Head, Tail: in.Tail, MaxBytes: in.MaxBytes, NonZeroExit: in.NonZeroExit, Warnings: in.Warnings,
+	}
+	id, err := t.Store.Create(rec)
+	if err != nil {
+		in.Err = fmt.Errorf("task not started: %w", err)
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	rr.Task = &run.Task{Dir: t.Store.Dir, ID: id, Attached: attached}
+	startCtx := context.WithoutCancel(ctx)
+	if attached {
+		startCtx = ctx
+	}
+	proc, err := r.exe.Start(startCtx, rr)
+	if err != nil {
+		_ = t.Store.Remove(id)
+		in.Err = err
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	tp, ok := proc.(taskProcess)
+	if !ok {
+		_ = t.Store.Remove(id)
+		in.Err = errors.New("this executor cannot run background tasks")
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	if !attached {
+		tp.Release()
+	}
+	rec, err = t.Store.Load(id)
+	if err != nil {
+		in.Err = err
+		return tasks.Record{}, p.finish(), nil, false
+	}
+	return rec, result.Result{}, tp, true
+}
+
+// minPositive is the smaller of the positive values of a and b, 0 when neither is.
+func minPositive(a, b float64) float64 {
+	switch {
+	case a <= 0:
+		return max(b, 0)
+	case b <= 0:
+		return a
+	}
+	return math.Min(a, b)
+}

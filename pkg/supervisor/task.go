@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// detached is the supervisor's side of a background task (SPEC §8): it writes the task's record when the
+// shell runs and once more when the run ended.
+type detached struct {
+	store tasks.Store
+	id    string
+	rec   tasks.Record
+}
+
+func newDetached(t *run.Task) (*detached, error) {
+	d := &detached{store: tasks.Store{Dir: t.Dir}, id: t.ID}
+	rec, err := d.store.Load(t.ID)
+	if err != nil {
+		return nil, err
+	}
+	d.rec = rec
+	return d, nil
+}
+
+// started records the running task: the shell's pid, the supervisor's pid and start time, the artifact.
+func (d *detached) started(pid int, out *output) error {
+	d.rec.Status = tasks.StatusRunning
+	d.rec.Pid, d.rec.SupervisorPid = pid, os.Getpid()
+	d.rec.SupervisorStart, _ = tasks.StartTime(os.Getpid())
+	if out.created != "" {
+		d.rec.ArtifactID = out.created
+		d.rec.ArtifactPath, _ = artifact.Store{Dir: out.o.ArtifactDir}.Path(out.created)
+	}
+	d.rec.Error = ""
+	return d.store.Save(d.rec)
+}
+
+// finished records how the run ended: exactly once, by this process.
+func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary sink.Summary, runErr error) {
+	now := time.Now()
+	d.rec.EndedAt = &now
+	switch {
+	case runErr != nil:
+		d.rec.Status, d.rec.Error = tasks.StatusError, runErr.Error()
+	case outcome.Cancelled:
+		d.rec.Status = tasks.StatusKilled
+		d.rec.KillSignal = int(unix.SIGTERM)
+		if c, ok := errors.AsType[cancelled](context.Cause(ctx)); ok && c.kill != 0 {
+			d.rec.KillSignal = int(c.kill)
+		}
+	case outcome.TimedOut && d.lifetimeBound():
+		d.rec.Status, d.rec.LifetimeExceeded = tasks.StatusKilled, true
+		d.rec.KillSignal = int(unix.SIGTERM)
+	case outcome.TimedOut:
+		d.rec.Status = tasks.StatusTimedOut
+	case outcome.SignalNumber > 0:
+		d.rec.Status = tasks.StatusSignaled
+	default:
+		d.rec.Status = tasks.StatusExited
+	}
+	if runErr == nil {
+		d.rec.Outcome, d.rec.Summary = &outcome, &summary
+		if summary.ArtifactID != "" {
+			d.rec.ArtifactID = summary.ArtifactID
+		}
+	}
+	_ = d.store.Save(d.rec) // nobody to tell if this fails: the record then reads as lost (status error)
+}
+
+// lifetimeBound reports whether the run's timer was tasks.maxLifetime rather than the task's own timeout.
+func (d *detached) lifetimeBound() bool {
+	return d.rec.MaxLifetime > 0 && (d.rec.TimeoutSeconds == 0 || d.rec.MaxLifetime < d.rec.TimeoutSeconds)
+}
+
+// killSignal is the signal a `kill` of this task asked for (SIGTERM by default).
+func (d *detached) killSignal() unix.Signal { return d.store.KillSignal(d.id) }

@@ -1,0 +1,382 @@
+package tasks
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sanitize"
+	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
+)
+
+// PollInterval is how often waits look at a task's record and artifact.
+const PollInterval = 50 * time.Millisecond
+
+// Read is one incremental read of a task's output by one reader.
+type Read struct {
+	Record  Record
+	Text    string // sanitized text since the reader's previous read ("" when nothing new)
+	Lossy   bool   // more arrived than maxBytes: only the newest part is in Text
+	Skipped int64  // raw artifact bytes left out of Text
+}
+
+// ReadOutput returns what task id printed since reader's previous read and moves the reader past it
+// (SPEC §8): never twice, never skipped silently. At most about maxBytes are read: when more arrived, the
+// newest part is kept (from a line start when one is in it) and the rest counted in Skipped. While the
+// task runs, the read stops before a character or escape sequence cut at the end, so none is mangled
+// between reads. wait > 0
+// blocks until there is something new, the task ended, or wait passed.
+func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (Read, error) {
+	if !ValidReader(reader) {
+		return Read{}, fmt.Errorf("reader %q: %w", reader, ErrBadReader)
+	}
+	if maxBytes <= 0 {
+		maxBytes = sink.DefaultMaxBytes
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		rec, err := s.Load(id) // first the record, then the file: an ended task's artifact is complete
+		if err != nil {
+			return Read{}, err
+		}
+		off := s.offset(id, reader)
+		size := fileSize(rec.ArtifactPath)
+		if size > off || !rec.Running() || !time.Now().Before(deadline) {
+			return s.read(rec, reader, off, size, maxBytes)
+		}
+		time.Sleep(min(PollInterval, time.Until(deadline)))
+	}
+}
+
+func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (Read, error) {
+	rd := Read{Record: rec}
+	if size <= off || rec.ArtifactPath == "" {
+		return rd, nil
+	}
+	f, err := os.Open(rec.ArtifactPath)
+	if err != nil {
+		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
+	}
+	defer f.Close()
+	// Read the newest window only: memory stays bounded whatever arrived.
+	lo := max(off, size-int64(maxBytes))
+	buf := make([]byte, size-lo)
+	if _, err := f.ReadAt(buf, lo); err != nil && !errors.Is(err, io.EOF) {
+		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
+	}
+	end := len(buf)
+	if rec.Running() {
+		end = safeEnd(buf)
+	}
+	start := 0
+	if lo > off {
+		// Something was skipped: start at the next line start, if the window holds one.
+		if i := bytes.IndexByte(buf[:end], '\n'); i >= 0 && i+1 < end {
+			start = i + 1
+		}
+		rd.Lossy, rd.Skipped = true, lo-off+int64(start)
+	}
+	var text bytes.Buffer
+	z := sanitize.NewWriter(&text)
+	_, _ = z.Write(buf[start:end])
+	_ = z.Close()
+	t := text.Bytes()
+	if len(t) > maxBytes { // invalid bytes became U+FFFD: keep the end on a character boundary
+		cut := len(t) - maxBytes
+		for cut < len(t) && !utf8.RuneStart(t[cut]) {
+			cut++
+		}
+		t = t[cut:]
+		rd.Lossy = true
+	}
+	rd.Text = string(t)
+	if err := s.setOffset(rec.TaskID, reader, lo+int64(end)); err != nil {
+		return rd, err
+	}
+	return rd, nil
+}
+
+// safeEnd is where a read of a running task's bytes stops: at the end of b, or before an incomplete
+// UTF-8 character or an escape sequence not yet ended there (the next read starts with it whole). A line
+// still being written is read as far as it goes (a prompt, a progress line).
+func safeEnd(b []byte) int {
+	end := len(b)
+	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && len(b)-i <= sanitize.MaxEscapeBytes && !escapeEnded(b[i:]) {
+		end = i
+	}
+	// Back off over an incomplete character at the end.
+	for k := 1; k <= utf8.UTFMax && k <= end; k++ {
+		c := b[end-k]
+		if c < 0x80 {
+			break
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[end-k : end]) {
+				end -= k
+			}
+			break
+		}
+	}
+	return end
+}
+
+// escapeEnded reports whether the escape sequence at the start of b (b[0] is ESC) has ended within b.
+func escapeEnded(b []byte) bool {
+	if len(b) < 2 {
+		return false
+	}
+	for _, c := range b[1:] {
+		if c < 0x20 { // BEL ends a string sequence; any other C0 control aborts a sequence
+			return true
+		}
+	}
+	switch b[1] {
+	case '[':
+		for _, c := range b[2:] {
+			if c >= 0x40 && c <= 0x7e {
+				return true
+			}
+		}
+		return false
+	case ']', 'P', 'X', '^', '_':
+		return bytes.IndexByte(b, 0x07) >= 0 || bytes.Contains(b[1:], []byte{0x1b, '\\'})
+	}
+	for _, c := range b[1:] {
+		if c >= 0x30 && c <= 0x7e {
+			return true
+		}
+	}
+	return false
+}
+
+func fileSize(path string) int64 {
+	if path == "" {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// offset is reader's offset into task id's artifact, raw bytes (0 when it never read).
+func (s Store) offset(id, reader string) int64 {
+	b, err := os.ReadFile(s.readerPath(id, reader))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return max(n, 0)
+}
+
+// SetOffset records that reader has been shown task id's output up to raw byte off.
+func (s Store) setOffset(id, reader string, off int64) error {
+	return s.replace(s.readerPath(id, reader), []byte(strconv.FormatInt(off, 10)+"\n"))
+}
+
+// MarkRead records that reader has been shown the task's output up to its current end (a yielded run's
+// view, SPEC §8), and returns the offset.
+func (s Store) MarkRead(id, reader string, off int64) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	return s.setOffset(id, reader, off)
+}
+
+// Wait polls task id's record until the task ended or timeout passed (timeout <= 0: no limit), and
+// returns the last record read.
+func (s Store) Wait(id string, timeout time.Duration) (Record, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		rec, err := s.Load(id)
+		if err != nil || !rec.Running() || (timeout > 0 && !time.Now().Before(deadline)) {
+			return rec, err
+		}
+		step := PollInterval
+		if timeout > 0 {
+			step = min(step, time.Until(deadline))
+		}
+		time.Sleep(step)
+	}
+}
+
+// Kill stops task id (SPEC §8): sig goes to its supervisor, which kills the task's group and every
+// descendant as a timeout does (sig, then SIGKILL after the kill grace) and records the end. Kill returns
+// once the record says the task ended (or after limit), with killed false when it had already ended.
+func (s Store) Kill(id string, sig syscall.Signal, limit time.Duration) (rec Record, killed bool, err error) {
+	rec, err = s.Load(id)
+	if err != nil || !rec.Running() {
+		return rec, false, err
+	}
+	if rec.SupervisorPid == 0 { // still starting: wait for the supervisor to report
+		if rec, err = s.waitStarted(id, 5*time.Second); err != nil || !rec.Running() || rec.SupervisorPid == 0 {
+			return rec, false, err
+		}
+	}
+	if err := s.setKillSignal(rec, sig); err != nil {
+		return rec, false, err
+	}
+	if err := unix.Kill(rec.SupervisorPid, unix.SIGTERM); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			rec, err = s.Load(id)
+			return rec, false, err
+		}
+		return rec, false, fmt.Errorf("task %s: kill supervisor %d: %w", id, rec.SupervisorPid, err)
+	}
+	rec, err = s.Wait(id, limit)
+	if err != nil {
+		return rec, false, err
+	}
+	return rec, rec.Status == StatusKilled, nil
+}
+
+func (s Store) waitStarted(id string, limit time.Duration) (Record, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		rec, err := s.Load(id)
+		if err != nil || rec.SupervisorPid != 0 || !rec.Running() || time.Now().After(deadline) {
+			return rec, err
+		}
+		time.Sleep(PollInterval)
+	}
+}
+
+// killPath holds the signal a kill asks for, for the supervisor to send to the tree.
+func (s Store) killPath(id string) string { return s.recordPath(id) + ".kill" }
+
+func (s Store) setKillSignal(rec Record, sig syscall.Signal) error {
+	return s.replace(s.killPath(rec.TaskID), []byte(strconv.Itoa(int(sig))+"\n"))
+}
+
+// KillSignal is the signal a kill of task id asked for (SIGTERM when none was named), and removes the
+// request.
+func (s Store) KillSignal(id string) syscall.Signal {
+	b, err := os.ReadFile(s.killPath(id))
+	if err != nil {
+		return syscall.SIGTERM
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || n <= 0 {
+		return syscall.SIGTERM
+	}
+	return syscall.Signal(n)
+}
+
+// Result is task rec's result (SPEC §8): while it runs, its running status (text `Started task …` when
+// started is set, else `Task … is running …`); once it ended, the result a run of it would have printed,
+// with the task's fields.
+func Result(rec Record, started bool) result.Result {
+	var r result.Result
+	if rec.Running() {
+		d := result.Details{Status: result.StatusRunning, Command: rec.Command, Cwd: rec.Cwd, Shell: rec.Shell,
+			TimeoutSeconds: rec.TimeoutSeconds, ArtifactID: rec.ArtifactID, ArtifactPath: rec.ArtifactPath,
+			Warnings: rec.Warnings}
+		if rec.NormalizedCommand != rec.Command {
+			d.NormalizedCommand = rec.NormalizedCommand
+		}
+		d.DurationMs = time.Since(rec.StartedAt).Milliseconds()
+		format := texts.TaskRunning
+		if started {
+			format = texts.TaskStarted
+		}
+		r = result.Result{Details: d}
+		r.Output = fmt.Sprintf(format, rec.TaskID, rec.Pid, rec.Command)
+	} else {
+		in := result.Input{Command: rec.Command, NormalizedCommand: rec.NormalizedCommand, Cwd: rec.Cwd,
+			Shell: rec.Shell, TimeoutSeconds: rec.TimeoutSeconds, Head: rec.Head, Tail: rec.Tail,
+			MaxBytes: rec.MaxBytes, NonZeroExit: rec.NonZeroExit, Warnings: rec.Warnings,
+			ArtifactPath: rec.ArtifactPath}
+		switch {
+		case rec.Outcome != nil:
+			o := *rec.Outcome
+			in.Outcome, in.Summary, in.Duration = &o, rec.Summary, o.Duration
+			if rec.KillSignal > 0 {
+				in.KillSignal = syscall.Signal(rec.KillSignal)
+				in.Killed = fmt.Sprintf(texts.TaskKilledBy, unix.SignalName(in.KillSignal))
+				if rec.LifetimeExceeded {
+					in.Killed = fmt.Sprintf(texts.TaskLifetime, result.FormatSeconds(rec.MaxLifetime))
+				}
+			}
+		default:
+			msg := rec.Error
+			if msg == "" {
+				msg = "the task ended without a result"
+			}
+			in.Err = errors.New(msg)
+		}
+		r = result.Build(in)
+		r.Details.Error = rec.Error
+		if rec.ArtifactID != "" && r.Details.ArtifactID == "" {
+			r.Details.ArtifactID, r.Details.ArtifactPath = rec.ArtifactID, rec.ArtifactPath
+		}
+		if rec.EndedAt != nil {
+			r.Details.EndedAt = rec.EndedAt.Format(time.RFC3339Nano)
+		}
+	}
+	r.Details.TaskID, r.Details.Pid, r.Details.SupervisorPid = rec.TaskID, rec.Pid, rec.SupervisorPid
+	if !rec.StartedAt.IsZero() {
+		r.Details.StartedAt = rec.StartedAt.Format(time.RFC3339Nano)
+	}
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
+// ReadResult is the result of an `output` read (SPEC §8): the text read (or "(no new output)"), then, once
+// the task ended, the status line of its run, and a notice naming the artifact when the read skipped.
+func ReadResult(rd Read) result.Result {
+	r := Result(rd.Record, false)
+	body := strings.TrimSuffix(rd.Text, "\n")
+	if body == "" {
+		body = texts.NoNewOutput
+	}
+	var footer []string
+	if !rd.Record.Running() {
+		// The run's own status line (and the timeout's or kill's first line) after what was read.
+		final := Result(rd.Record, false)
+		if first, _, ok := strings.Cut(final.Output, "\n"); ok && strings.HasPrefix(first, "[") && strings.HasSuffix(first, "]") {
+			body = first + "\n" + body
+		}
+		for _, f := range final.Footer {
+			if !strings.HasPrefix(f, "[") { // status lines; the run's own truncation notice is about its view
+				footer = append(footer, f)
+			}
+		}
+		if final.Details.Status == result.StatusError {
+			footer = append(footer, final.Output)
+		}
+	}
+	if rd.Lossy {
+		footer = append(footer, fmt.Sprintf(texts.ReadSkipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
+		r.Details.Lossy, r.Details.SkippedBytes = true, rd.Skipped
+	}
+	r.Output, r.Footer = body, footer
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
+// KillResult is the result of `kill` (SPEC §8): the task's status after the kill and details.killed.
+func KillResult(rec Record, killed bool) result.Result {
+	r := Result(rec, false)
+	r.Details.Killed = &killed
+	if killed {
+		r.Output = fmt.Sprintf(texts.TaskKill, rec.TaskID, rec.Pid, rec.Command)
+	} else {
+		r.Output = fmt.Sprintf(texts.TaskNothingKill, rec.TaskID, r.Details.Status)
+	}
+	r.Footer = nil
+	r.IsError = false
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}

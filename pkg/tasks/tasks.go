@@ -1,0 +1,413 @@
+// Package tasks keeps the records of background tasks (SPEC §8): a task is a supervised run whose supervisor
+// is detached from the process that started it, so the command outlives its starter.
+//
+// The store is one directory (mode 0700) of files (mode 0600): <id>.json is the task's [Record], written by
+// temp-file-and-rename so a reader never sees half of one, and <id>.reader.<name> holds one reader's offset
+// into the task's artifact (what that reader has been shown). Ids are decimal integers allocated with
+// O_CREATE|O_EXCL, so concurrent processes never share one, and they are checked before they name a file.
+//
+// The supervisor writes the record when the shell runs (status running, with its pid and its own) and once
+// more when the run ended (the final status, the outcome, the sink's summary): completion is recorded exactly
+// once, by the process that saw it, whether or not anyone watches. A record that says running while its
+// supervisor is gone (or its pid is another process now: the start time in /proc differs) is reported as
+// status error with the reason, never as running forever.
+package tasks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+var (
+	// ErrNotFound: no task has that id.
+	ErrNotFound = errors.New("no such task")
+	// ErrMalformedID: the id is not a decimal integer, so it cannot name a task.
+	ErrMalformedID = errors.New("malformed task id (want decimal digits)")
+	// ErrBadReader: a reader name that does not match [ValidReader].
+	ErrBadReader = errors.New("bad reader name (want letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64)")
+)
+
+// Modes of the directory and the files, set explicitly (umask-proof).
+const (
+	DirMode  fs.FileMode = 0o700
+	FileMode fs.FileMode = 0o600
+)
+
+// Statuses of a task (details.status, SPEC §3.10 and §8).
+const (
+	StatusStarting = "starting" // the id is allocated, the supervisor has not yet written the record
+	StatusRunning  = "running"
+	StatusExited   = "exited"
+	StatusSignaled = "signaled"
+	StatusKilled   = "killed"
+	StatusTimedOut = "timed_out"
+	StatusError    = "error"
+)
+
+// DefaultReader is the reader of `agentbash output` without --reader.
+const DefaultReader = "default"
+
+// DefaultMaxLifetime is tasks.maxLifetime's default, seconds (SPEC §8).
+const DefaultMaxLifetime = 86400.0
+
+// Record is one task, as kept in <id>.json.
+type Record struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	Pid           int    `json:"pid,omitempty"`           // the shell's
+	SupervisorPid int    `json:"supervisorPid,omitempty"` // the detached supervisor's
+	// SupervisorStart is the supervisor's start time in clock ticks since boot (/proc/PID/stat field 22),
+	// so a pid reused by another process is not taken for the supervisor.
+	SupervisorStart   uint64     `json:"supervisorStart,omitempty"`
+	Command           string     `json:"command"`
+	NormalizedCommand string     `json:"normalizedCommand,omitempty"`
+	Cwd               string     `json:"cwd"`
+	Shell             string     `json:"shell"`
+	StartedAt         time.Time  `json:"startedAt"`
+	EndedAt           *time.Time `json:"endedAt,omitempty"`
+	ArtifactID        string     `json:"artifactId,omitempty"`
+	ArtifactPath      string     `json:"artifactPath,omitempty"`
+	// TimeoutSeconds is the task's own timeout, 0 for none; MaxLifetime is tasks.maxLifetime, 0 for none.
+	TimeoutSeconds float64 `json:"timeoutSeconds"`
+	MaxLifetime    float64 `json:"maxLifetime"`
+	// What the result of the run is built with (result.Input).
+	Head        int      `json:"head"`
+	Tail        int      `json:"tail"`
+	MaxBytes    int      `json:"maxBytes"`
+	NonZeroExit string   `json:"nonZeroExit,omitempty"`
+	Warnings    []string `json:"warnings,omitempty"`
+	// At the end: how the run ended, or the error that kept it from running or the reason it is lost.
+	Outcome *run.Outcome  `json:"outcome,omitempty"`
+	Summary *sink.Summary `json:"summary,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	// KillSignal is the signal `kill` (or the maximum lifetime) ended the task with, 0 when none.
+	KillSignal int `json:"killSignal,omitempty"`
+	// LifetimeExceeded: tasks.maxLifetime ended the task.
+	LifetimeExceeded bool `json:"lifetimeExceeded,omitempty"`
+}
+
+// Running reports whether the task has not ended (starting or running).
+func (r Record) Running() bool { return r.Status == StatusRunning || r.Status == StatusStarting }
+
+// Store is a directory of task records. Its methods are safe for concurrent use, also across processes.
+type Store struct {
+	Dir string
+}
+
+// ValidID reports whether id has the form of a task id: one to 19 ASCII digits.
+func ValidID(id string) bool {
+	return id != "" && len(id) <= 19 && artifact.ValidID(id)
+}
+
+// ValidReader reports whether name is a reader name: [A-Za-z0-9][A-Za-z0-9._-]{0,63} (the session-name
+// pattern, SPEC §7.1), so it can name a file.
+func ValidReader(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func checkID(id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("task %q: %w", id, ErrMalformedID)
+	}
+	return nil
+}
+
+func (s Store) recordPath(id string) string { return filepath.Join(s.Dir, id+".json") }
+func (s Store) readerPath(id, name string) string {
+	return filepath.Join(s.Dir, id+".reader."+name)
+}
+
+// Mkdir creates the directory (and parents) with mode 0700, and sets 0700 on one that exists.
+func (s Store) Mkdir() error {
+	if err := os.MkdirAll(s.Dir, DirMode); err != nil {
+		return fmt.Errorf("task directory: %w", err)
+	}
+	if err := os.Chmod(s.Dir, DirMode); err != nil {
+		return fmt.Errorf("task directory: %w", err)
+	}
+	return nil
+}
+
+// Create allocates a new id and writes rec under it (Status starting unless set), returning the id. The
+// id is one more than the largest in the directory, retried on O_EXCL collisions with other processes.
+func (s Store) Create(rec Record) (string, error) {
+	if err := s.Mkdir(); err != nil {
+		return "", err
+	}
+	next, err := s.maxID()
+	if err != nil {
+		return "", err
+	}
+	for tries := 0; tries < 10000; tries++ {
+		next++
+		id := strconv.FormatUint(next, 10)
+		f, err := os.OpenFile(s.recordPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("task record: %w", err)
+		}
+		f.Close()
+		rec.TaskID = id
+		if rec.Status == "" {
+			rec.Status = StatusStarting
+		}
+		if err := s.Save(rec); err != nil {
+			os.Remove(s.recordPath(id))
+			return "", err
+		}
+		return id, nil
+	}
+	return "", errors.New("task record: no free id")
+}
+
+// maxID is the largest id in the directory, 0 when none.
+func (s Store) maxID() (uint64, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if err != nil {
+		return 0, fmt.Errorf("task directory: %w", err)
+	}
+	var m uint64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(name) {
+			continue
+		}
+		if n, err := strconv.ParseUint(name, 10, 64); err == nil {
+			m = max(m, n)
+		}
+	}
+	return m, nil
+}
+
+// Save writes rec to <rec.TaskID>.json through a temporary file and a rename.
+func (s Store) Save(rec Record) error {
+	if err := checkID(rec.TaskID); err != nil {
+		return err
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("task %s: encode record: %w", rec.TaskID, err)
+	}
+	return s.replace(s.recordPath(rec.TaskID), b)
+}
+
+// replace writes data to name atomically (temporary file in the same directory, then rename).
+func (s Store) replace(name string, data []byte) error {
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("task store: %w", err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, FileMode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, name)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("task store: write %s: %w", filepath.Base(name), werr)
+	}
+	return nil
+}
+
+// Remove deletes a task's record and its readers' offsets (not its artifact).
+func (s Store) Remove(id string) error {
+	if err := checkID(id); err != nil {
+		return err
+	}
+	readers, _ := filepath.Glob(filepath.Join(s.Dir, id+".reader.*"))
+	for _, r := range readers {
+		os.Remove(r)
+	}
+	os.Remove(s.killPath(id))
+	if err := os.Remove(s.recordPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("task %s: %w", id, err)
+	}
+	return nil
+}
+
+// startingGrace is how long a record may stay "starting" (id allocated, supervisor not reported yet)
+// before it is taken as lost: the starter died between the two.
+const startingGrace = time.Minute
+
+// Load reads task id's record. A record that says running while its supervisor is gone is returned with
+// status error and the reason in Error (see [Store]); the file is left as it is.
+func (s Store) Load(id string) (Record, error) {
+	rec, err := s.load(id)
+	if err != nil || !rec.Running() {
+		return rec, err
+	}
+	if reason := lost(rec); reason != "" {
+		// The supervisor may have written the final record since the first read: read once more.
+		if rec, err = s.load(id); err != nil || !rec.Running() {
+			return rec, err
+		}
+		if reason = lost(rec); reason != "" {
+			rec.Status, rec.Error = StatusError, reason
+		}
+	}
+	return rec, nil
+}
+
+func (s Store) load(id string) (Record, error) {
+	if err := checkID(id); err != nil {
+		return Record{}, err
+	}
+	b, err := os.ReadFile(s.recordPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Record{}, fmt.Errorf("task %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("task %s: %w", id, err)
+	}
+	var rec Record
+	if len(b) == 0 { // allocated, not yet written (Create): starting
+		fi, _ := os.Stat(s.recordPath(id))
+		rec = Record{TaskID: id, Status: StatusStarting}
+		if fi != nil {
+			rec.StartedAt = fi.ModTime()
+		}
+		return rec, nil
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return Record{}, fmt.Errorf("task %s: unreadable record: %w", id, err)
+	}
+	rec.TaskID = id
+	return rec, nil
+}
+
+// lost says why a running record's supervisor cannot finish it, or "" while it can.
+func lost(rec Record) string {
+	if rec.Status == StatusStarting && rec.SupervisorPid == 0 {
+		if time.Since(rec.StartedAt) > startingGrace {
+			return "the task never started: its starter went away before the supervisor reported"
+		}
+		return ""
+	}
+	if !Alive(rec.SupervisorPid, rec.SupervisorStart) {
+		return fmt.Sprintf("the task's supervisor (pid %d) is gone without recording how the task ended", rec.SupervisorPid)
+	}
+	return ""
+}
+
+// Alive reports whether process pid runs and started at start (clock ticks since boot; 0: any start).
+// A zombie is not alive.
+func Alive(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	state, st, err := procStat(pid)
+	if err != nil || state == "Z" || state == "X" {
+		return false
+	}
+	return start == 0 || st == start
+}
+
+// StartTime is process pid's start time in clock ticks since boot (/proc/PID/stat field 22).
+func StartTime(pid int) (uint64, error) {
+	_, st, err := procStat(pid)
+	return st, err
+}
+
+func procStat(pid int) (state string, start uint64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return "", 0, errors.New("bad /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return "", 0, errors.New("bad /proc stat")
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall; f[0] is field 3
+	return f[0], start, err
+}
+
+// List returns every task's record, by id; records that cannot be read are left out.
+func (s Store) List() ([]Record, error) {
+	ents, err := os.ReadDir(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("task directory: %w", err)
+	}
+	var ids []uint64
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !ValidID(name) {
+			continue
+		}
+		if n, err := strconv.ParseUint(name, 10, 64); err == nil {
+			ids = append(ids, n)
+		}
+	}
+	slices.Sort(ids)
+	var out []Record
+	for _, n := range ids {
+		if rec, err := s.Load(strconv.FormatUint(n, 10)); err == nil {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+// Prune removes the records of tasks that ended more than olderThan before now (running ones stay), and
+// returns their ids.
+func (s Store) Prune(olderThan time.Duration, now time.Time) ([]string, error) {
+	recs, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, r := range recs {
+		if r.Running() {
+			continue
+		}
+		end := r.StartedAt
+		if r.EndedAt != nil {
+			end = *r.EndedAt
+		}
+		if now.Sub(end) < olderThan {
+			continue
+		}
+		if err := s.Remove(r.TaskID); err != nil {
+			return removed, err
+		}
+		removed = append(removed, r.TaskID)
+	}
+	return removed, nil
+}

@@ -1,0 +1,212 @@
+package tasks
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/texts"
+)
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{"1": true, "0042": true, "": false, "../x": false, "1a": false,
+		"-1": false, "1.json": false, "12345678901234567890": false} {
+		if got := ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestValidReader(t *testing.T) {
+	for name, want := range map[string]bool{"default": true, "a": true, "A.b_c-9": true, "": false, ".": false,
+		"..": false, "a/b": false, "-a": false, ".a": false, strings.Repeat("x", 64): true, strings.Repeat("x", 65): false} {
+		if got := ValidReader(name); got != want {
+			t.Errorf("ValidReader(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestCreateUniqueAcrossGoroutinesAndModes(t *testing.T) {
+	s := Store{Dir: filepath.Join(t.TempDir(), "tasks")}
+	const n = 50
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, err := s.Create(Record{Command: "true"})
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i] = id
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("id %s given twice", id)
+		}
+		seen[id] = true
+	}
+	fi, err := os.Stat(s.Dir)
+	if err != nil || fi.Mode().Perm() != DirMode {
+		t.Errorf("dir mode %v (%v), want %v", fi.Mode().Perm(), err, DirMode)
+	}
+	fi, err = os.Stat(s.recordPath(ids[0]))
+	if err != nil || fi.Mode().Perm() != FileMode {
+		t.Errorf("record mode %v (%v), want %v", fi.Mode().Perm(), err, FileMode)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	for id, want := range map[string]error{"999": ErrNotFound, "../x": ErrMalformedID, "": ErrMalformedID} {
+		if _, err := s.Load(id); !errors.Is(err, want) {
+			t.Errorf("Load(%q) = %v, want %v", id, err, want)
+		}
+	}
+}
+
+// A record that says running while its supervisor is gone reads as error with the reason.
+func TestLostSupervisor(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	start, _ := StartTime(os.Getpid())
+	cases := []struct {
+		name      string
+		pid       int
+		start     uint64
+		wantError bool
+	}{
+		{"alive", os.Getpid(), start, false},
+		{"pid reused", os.Getpid(), start + 1, true},
+		{"gone", 1 << 22, 0, true},
+	}
+	for _, c := range cases {
+		id, err := s.Create(Record{Command: c.name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(Record{TaskID: id, Status: StatusRunning, SupervisorPid: c.pid, SupervisorStart: c.start,
+			StartedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.Load(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rec.Status == StatusError && rec.Error != ""; got != c.wantError {
+			t.Errorf("%s: status %s, error %q", c.name, rec.Status, rec.Error)
+		}
+	}
+}
+
+// writeTask makes a running task whose supervisor is this process, with an artifact holding data.
+func writeTask(t *testing.T, s Store, data string) (Record, *os.File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "1.log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	f.WriteString(data)
+	id, err := s.Create(Record{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, _ := StartTime(os.Getpid())
+	rec := Record{TaskID: id, Status: StatusRunning, SupervisorPid: os.Getpid(), SupervisorStart: start,
+		StartedAt: time.Now(), ArtifactID: "1", ArtifactPath: path}
+	if err := s.Save(rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec, f
+}
+
+func TestReadOutputIncremental(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	rec, f := writeTask(t, s, "one\ntwo\npart")
+	steps := []struct {
+		write, want string
+	}{
+		{"", "one\ntwo\npart"}, // a line still being written is shown: nothing is cut inside it
+		{"", ""},               // nothing new
+		{"ial\nthree\n", "ial\nthree\n"},
+		{"\x1b[31", ""},            // an escape sequence not yet ended waits
+		{"mred\x1b[0m\n", "red\n"}, // and is removed once whole
+		{"caf\xc3", "caf"},         // a character cut at the end waits
+		{"\xa9\n", "\u00e9\n"},
+		{"\x1b[\n", "[\n"}, // a sequence cut by a control is text again (its ESC dropped): nothing waits
+	}
+	for i, st := range steps {
+		f.WriteString(st.write)
+		rd, err := s.ReadOutput(rec.TaskID, DefaultReader, 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rd.Text != st.want || rd.Lossy {
+			t.Errorf("step %d: read %q (lossy %v), want %q", i, rd.Text, rd.Lossy, st.want)
+		}
+	}
+	// Another reader gets the whole stream.
+	rd, _ := s.ReadOutput(rec.TaskID, "other", 1000, 0)
+	if want := "one\ntwo\npartial\nthree\nred\ncafé\n[\n"; rd.Text != want {
+		t.Errorf("other reader: %q, want %q", rd.Text, want)
+	}
+	if _, err := s.ReadOutput(rec.TaskID, "../x", 1000, 0); !errors.Is(err, ErrBadReader) {
+		t.Errorf("bad reader: %v", err)
+	}
+}
+
+func TestReadOutputLossy(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	var b strings.Builder
+	for i := range 1000 {
+		b.WriteString(strings.Repeat("x", 9) + string(rune('a'+i%26)) + "\n") // 11 bytes a line
+	}
+	rec, _ := writeTask(t, s, b.String())
+	rd, err := s.ReadOutput(rec.TaskID, DefaultReader, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rd.Lossy || len(rd.Text) > 100 || rd.Skipped+int64(len(rd.Text)) != 11000 || !strings.HasSuffix(rd.Text, "\n") ||
+		len(rd.Text)%11 != 0 {
+		t.Errorf("lossy read: lossy %v, skipped %d, text %q", rd.Lossy, rd.Skipped, rd.Text)
+	}
+	r := ReadResult(rd)
+	if !strings.Contains(r.Text(), "artifact://1") || !r.Details.Lossy || r.Details.SkippedBytes != rd.Skipped {
+		t.Errorf("lossy result: %q %+v", r.Text(), r.Details)
+	}
+	if rd, _ := s.ReadOutput(rec.TaskID, DefaultReader, 100, 0); rd.Text != "" || rd.Lossy {
+		t.Errorf("second read: %+v", rd)
+	}
+	if got := ReadResult(Read{Record: rec}).Text(); got != texts.NoNewOutput {
+		t.Errorf("empty read text %q, want %q", got, texts.NoNewOutput)
+	}
+}
+
+func TestPruneKeepsRunning(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	old := time.Now().Add(-48 * time.Hour)
+	running, _ := writeTask(t, s, "")
+	doneID, _ := s.Create(Record{})
+	s.Save(Record{TaskID: doneID, Status: StatusExited, StartedAt: old, EndedAt: &old})
+	freshID, _ := s.Create(Record{})
+	now := time.Now()
+	s.Save(Record{TaskID: freshID, Status: StatusExited, StartedAt: now, EndedAt: &now})
+	removed, err := s.Prune(24*time.Hour, time.Now())
+	if err != nil || len(removed) != 1 || removed[0] != doneID {
+		t.Errorf("pruned %v (%v), want [%s]", removed, err, doneID)
+	}
+	for _, id := range []string{running.TaskID, freshID} {
+		if _, err := s.Load(id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
