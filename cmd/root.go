@@ -1,13 +1,10 @@
 // Package cmd is agentbash's command line: one cobra command per file, each turning flags and config into
-// a plain options struct and calling into pkg/. This file maps errors to exit statuses (SPEC §3.11); nothing
-// else calls os.Exit.
+// a plain options struct and calling into pkg/. exit.go maps errors and results to exit statuses (SPEC
+// §3.11); nothing else calls os.Exit.
 package cmd
 
 import (
-	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -17,7 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
-	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
@@ -110,62 +106,6 @@ person can read (text). See 'agentbash run --help'.`,
 	root.AddCommand(newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSuperviseCmd())
 	registerCompletions(root)
 	return root
-}
-
-// exitError carries an exit status; the message, if any, was already printed (or is printed here).
-type exitError struct {
-	code int
-	err  error // nil when everything was already said
-}
-
-func (e exitError) Unwrap() error { return e.err }
-
-func (e exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-// usageError is a malformed command line: exit 2, message on stderr, no result (SPEC §3.11).
-type usageError struct {
-	err error
-	cmd string // the command whose --help to point at; "" for agentbash
-}
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// configError is a broken configuration: exit 125 (SPEC §4).
-type configError struct{ err error }
-
-func (e configError) Error() string {
-	return "config: " + strings.ReplaceAll(e.err.Error(), "\n", "\nconfig: ") // one line per bad setting
-}
-func (e configError) Unwrap() error { return e.err }
-
-func exitStatus(err error, stderr io.Writer) int {
-	if err == nil {
-		return 0
-	}
-	if e, ok := errors.AsType[exitError](err); ok {
-		if e.err != nil {
-			fmt.Fprintln(stderr, "agentbash:", e.err)
-		}
-		return e.code
-	}
-	if _, ok := errors.AsType[configError](err); ok {
-		fmt.Fprintln(stderr, "agentbash:", err)
-		return result.ExitCannotRun
-	}
-	if ue, isUsage := errors.AsType[usageError](err); isUsage {
-		cmd := cmp.Or(ue.cmd, "agentbash")
-		fmt.Fprintln(stderr, "agentbash:", err)
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd)
-		return result.ExitUsage
-	}
-	fmt.Fprintln(stderr, "agentbash:", err)
-	return 1
 }
 
 // usageArgs wraps a cobra argument validator so its failures are usage errors.

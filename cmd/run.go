@@ -22,6 +22,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/terminal"
 )
 
 // spare is the executor whose supervisor Execute started ahead for a `run` (see Execute).
@@ -115,7 +116,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		// A script file that cannot be read is not a malformed command line: a result, exit 125.
 		r := pipeline.Failed("", f.cwd, fe.err)
 		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
-		return exitError{code: r.Exit}
+		return exitError{code: resultExit(r)}
 	}
 	if err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
@@ -148,7 +149,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 			_ = result.WriteWarnings(ios.Err, cfgWarnings) // text mode prints every warning itself
 		}
 		printResult(ios, r, text, nil, f.preview)
-		return exitError{code: r.Exit}
+		return exitError{code: resultExit(r)}
 	}
 	text := textFormat(cfg.Format, ios)
 
@@ -187,7 +188,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if f.background || f.yield > 0 {
 		return runTask(ctx, c, ios, cfg, pc, req, f, text)
 	}
-	var term *result.Terminal
+	var term *terminal.View
 	var obs pipeline.Observer
 	if text && ios.OutIsTerminal {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
@@ -198,7 +199,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	r := pipeline.New(pc).Run(ctx, req, obs)
 	printResult(ios, r, text, term, f.preview)
-	return exitError{code: r.Exit}
+	return exitError{code: resultExit(r)}
 }
 
 // fileError is a -f FILE that could not be read.
@@ -356,7 +357,7 @@ func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
 // model-visible text with the warnings on stderr, one line each (SPEC §3.10).
-func printResult(ios IO, r result.Result, text bool, term *result.Terminal, preview int) {
+func printResult(ios IO, r result.Result, text bool, term *terminal.View, preview int) {
 	var err error
 	switch {
 	case !text:
@@ -377,8 +378,8 @@ func printResult(ios IO, r result.Result, text bool, term *result.Terminal, prev
 
 // newTerminal is the text format for ios's terminal: coloured unless NO_COLOR is set, the preview rolling
 // in place unless the terminal cannot move its cursor (TERM=dumb).
-func newTerminal(ios IO, preview int) *result.Terminal {
-	return result.NewTerminal(ios.Out, result.TerminalOptions{
+func newTerminal(ios IO, preview int) *terminal.View {
+	return terminal.New(ios.Out, terminal.Options{
 		Preview: preview, Roll: os.Getenv("TERM") != "dumb", Color: os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb",
 		Cols: ios.Cols, Rows: ios.Rows,
 	})

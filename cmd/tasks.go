@@ -57,7 +57,7 @@ func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, p
 		r = runner.Start(ctx, req, t)
 	}
 	printTask(ios, r, text)
-	return exitError{code: r.Exit}
+	return exitError{code: resultExit(r)} // a task started or yielded: 0
 }
 
 // printTask writes a task command's result: JSON, or its text with the warnings on stderr. On a terminal
@@ -144,10 +144,8 @@ a run result and its status line.`,
 			if err != nil {
 				return taskError(err)
 			}
-			r := tasks.ReadResult(rd)
-			r.Exit = 0 // output exits 0 whatever the task did (SPEC §8)
-			printTask(ios, r, text)
-			return nil
+			printTask(ios, tasks.ReadResult(rd), text)
+			return nil // output exits 0 whatever the task did (SPEC §8)
 		},
 	}
 	c.Flags().Float64Var(&wait, "wait", 0, "block up to `SECONDS` for new output or the task's end")
@@ -183,11 +181,12 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 				return taskError(err)
 			}
 			r := tasks.Result(rec, false)
+			code := resultExit(r) // as a run of it would exit
 			if rec.Running() {
-				r.Exit = result.ExitTimedOut
+				code = exitTimedOut // wait's own --timeout
 			}
 			printTask(ios, r, text)
-			return exitError{code: r.Exit}
+			return exitError{code: code}
 		},
 	}
 	c.Flags().Float64Var(&timeout, "timeout", 0, "give up after `SECONDS` (exit 124); 0 waits to the end")

@@ -19,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/sanitize"
 )
 
 var (
@@ -414,7 +414,7 @@ func (s Store) Print(w io.Writer, id string, raw bool) error {
 		_, err := io.Copy(w, io.MultiReader(bytes.NewReader(head), f))
 		return err
 	}
-	san := sink.NewSanitizer(w)
+	san := sanitize.NewWriter(w)
 	if _, err := io.Copy(san, io.MultiReader(bytes.NewReader(head), f)); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -195,16 +196,15 @@ func (c Config) TaskDir() string {
 	return filepath.Join(xdg.StateHome, "agentbash", "tasks")
 }
 
-// ExpandHome expands a leading `~` or `~/` to the home directory (SPEC §3.4).
+// ExpandHome expands a leading `~` or `~/` to the home directory ([run.ExpandHome], SPEC §3.4). With no
+// home directory known ($HOME unset) the path is kept as written: a config path is not a working
+// directory, and whatever then fails to open it says which path it was.
 func ExpandHome(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
+	home, _ := os.UserHomeDir()
+	if expanded, err := run.ExpandHome(p, home); err == nil {
+		return expanded
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return p
-	}
-	return filepath.Join(home, p[1:])
+	return p
 }
 
 // SnapshotDir is where shell snapshots are cached: $XDG_CACHE_HOME/agentbash/snapshots.

@@ -109,3 +109,12 @@ func TestEnvironWrapperSplitsWords(t *testing.T) {
 		t.Errorf("a wrapper with an expansion: err %v, want one naming the variable", err)
 	}
 }
+
+// Without a home directory a config path keeps its `~` as written (the working directory's `~` is an
+// error instead: run.ResolveDir).
+func TestExpandHomeWithoutHome(t *testing.T) {
+	t.Setenv("HOME", "")
+	if got := ExpandHome("~/x"); got != "~/x" {
+		t.Errorf("ExpandHome = %q, want ~/x", got)
+	}
+}

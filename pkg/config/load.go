@@ -16,6 +16,8 @@ import (
 
 	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Where a setting came from (SPEC §2: flag > environment > file > default).
@@ -66,13 +68,6 @@ const EnvPrefix = "AGENTBASH_"
 // agentbash sets to 1 in the command's environment, has no underscore and never looks like a key.)
 // Keys of later features (session, tasks.*, rpc.*) become keys by becoming fields of [Config].
 var notKeys = []string{"AGENTBASH_CONFIG"}
-
-// TextNoSuchSetting is the warning for an AGENTBASH_* variable that is no key (SPEC §4); TextDidYouMean is
-// added when a key is close.
-const (
-	TextNoSuchSetting = "%s: no such setting"
-	TextDidYouMean    = "; did you mean %s?"
-)
 
 // EnvName is the environment variable of key: AGENTBASH_ + the key upper-cased with "." → "_"
 // ("artifacts.maxBytes" → "AGENTBASH_ARTIFACTS_MAXBYTES").
@@ -215,9 +210,9 @@ func Environ(environ []string) (settings map[string]any, warnings []string, err 
 
 // unknownVariable is the warning for an AGENTBASH_* variable that is no key.
 func unknownVariable(name string, known []string) string {
-	w := fmt.Sprintf(TextNoSuchSetting, name)
+	w := fmt.Sprintf(texts.NoSuchSetting, name)
 	if s := closest(name, known); s != "" {
-		w += fmt.Sprintf(TextDidYouMean, s)
+		w += fmt.Sprintf(texts.DidYouMean, s)
 	}
 	return w
 }
@@ -332,7 +327,7 @@ func (l *loader) decodeStruct(v reflect.Value, n *yaml.Node, prefix string) {
 			}
 			msg := "no such setting"
 			if s := closest(key, full); s != "" {
-				msg += fmt.Sprintf(TextDidYouMean, s)
+				msg += fmt.Sprintf(texts.DidYouMean, s)
 			}
 			l.bad(key, "%s", msg)
 			continue
@@ -456,7 +451,7 @@ func (l *loader) decodeItem(v reflect.Value, n *yaml.Node, key, path string) {
 		if !ok {
 			msg := "no such field"
 			if s := closest(name, tagNames(v.Type())); s != "" {
-				msg += fmt.Sprintf(TextDidYouMean, s)
+				msg += fmt.Sprintf(texts.DidYouMean, s)
 			}
 			l.bad(path+"."+name, "%s", msg)
 			continue

@@ -17,8 +17,8 @@ import (
 // MaxLimit is the largest line count that is extracted; a larger count leaves the stage in the command.
 const MaxLimit = 1_000_000_000
 
-// Result is what Normalize extracted.
-type Result struct {
+// Normalized is the command as Normalize left it and the line limits it extracted.
+type Normalized struct {
 	Command string // the command to run: outer whitespace trimmed, extracted stage(s) removed, all other bytes exactly as written
 	Head    int    // extracted head line limit, -1 when none
 	Tail    int    // extracted tail line limit, -1 when none
@@ -40,9 +40,9 @@ type Result struct {
 // alone, so moving the limit to the whole chain would change what it covers); when the pipeline is negated,
 // backgrounded, a coprocess or a `time` clause; when the stage has files, other options, or non-literal
 // words; or when the stage sits inside a subshell, a group or a command substitution.
-func Normalize(command string) Result {
+func Normalize(command string) Normalized {
 	src := Trim(command)
-	none := Result{Command: src, Head: -1, Tail: -1}
+	none := Normalized{Command: src, Head: -1, Tail: -1}
 	// The parser takes a carriage return for a blank; bash does not (`tail -2\r` is an error there). A
 	// command with one is left alone rather than changed into something bash would read differently.
 	if strings.ContainsRune(src, '\r') || strings.HasSuffix(src, "\\\n") {
@@ -66,7 +66,7 @@ func Normalize(command string) Result {
 	if out != Trim(out) || strings.ContainsAny(out[max(0, len(out)-1):], "\v\f") || !verify(src, out) {
 		return none
 	}
-	return Result{Command: out, Head: c.head, Tail: c.tail}
+	return Normalized{Command: out, Head: c.head, Tail: c.tail}
 }
 
 // cut is one planned extraction: the bytes [start, end) of the source (start is the offset of the pipe

@@ -10,7 +10,7 @@ import (
 func BenchmarkRunTrue(b *testing.B) {
 	r := New(Config{Timeout: 30, KillGrace: 1, ArtifactDir: b.TempDir()})
 	for b.Loop() {
-		if res := r.Run(context.Background(), Request{Command: "true"}, nil); res.Exit != 0 {
+		if res := r.Run(context.Background(), Request{Command: "true"}, nil); res.IsError {
 			b.Fatal(res.Content[0].Text)
 		}
 	}

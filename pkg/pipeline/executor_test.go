@@ -14,6 +14,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // fakeExecutor is a backend with no processes: it "runs" a command by writing the output it was given into
@@ -103,7 +104,7 @@ func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
 	}
 	d := r.Details
 	if d.Status != result.StatusExited || *d.ExitCode != 3 || d.Cwd != "/app" || d.Shell != "/container/bin/bash" ||
-		r.Output != "two\nthree" || r.Exit != 3 {
+		r.Output != "two\nthree" {
 		t.Errorf("result %+v / %q", d, r.Output)
 	}
 }
@@ -121,7 +122,7 @@ func TestExecutorSeamErrors(t *testing.T) {
 		c := config(t)
 		c.Executor = tc.fake
 		r := New(c).Run(context.Background(), Request{Command: "true"}, nil)
-		if r.Details.Status != result.StatusError || r.Exit != result.ExitCannotRun || r.Output != tc.text {
+		if r.Details.Status != result.StatusError || r.Output != tc.text {
 			t.Errorf("%s: %+v %q", tc.name, r.Details, r.Output)
 		}
 	}
@@ -134,7 +135,7 @@ func TestExecutorSeamErrors(t *testing.T) {
 	}
 }
 
-// A cancel reaches the backend through the context, and the result says so with the signal's status.
+// A cancel reaches the backend through the context, and the result says so with the signal (for the status).
 func TestExecutorSeamCancel(t *testing.T) {
 	fake := &fakeExecutor{target: run.Target{Shell: "/bin/bash", Dir: "/"}, output: "partial\n", hang: true}
 	c := config(t)
@@ -142,7 +143,7 @@ func TestExecutorSeamCancel(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(50*time.Millisecond, func() { cancel(SignalCause{Signal: 2}) })
 	r := New(c).Run(ctx, Request{Command: "sleep 60"}, nil)
-	if r.Details.Status != result.StatusCancelled || r.Exit != 130 || !strings.HasPrefix(r.Output, result.TextCancelled) {
+	if r.Details.Status != result.StatusCancelled || r.CancelSignal != 2 || !strings.HasPrefix(r.Output, texts.Cancelled) {
 		t.Errorf("%+v %q", r.Details, r.Output)
 	}
 	if !errors.Is(context.Cause(ctx), SignalCause{Signal: 2}) {

@@ -130,7 +130,7 @@ func (r *Runner) interceptor(tools []string) (*intercept.Interceptor, []string) 
 }
 
 // Failed is the result for a run that could not start because of err (a broken config, say): status
-// error, exit 125, with the working directory and shell that would have been used (SPEC §3.11: every
+// error (the CLI exits 125), with the working directory and shell that would have been used (SPEC §3.11: every
 // outcome but a usage error prints a result).
 func Failed(command, cwd string, err error) result.Result {
 	in := result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: DefaultTimeout,
@@ -176,7 +176,7 @@ func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Resu
 	in.Duration = outcome.Duration
 	if outcome.Cancelled {
 		if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
-			in.CancelSignal = int(c.Signal)
+			in.CancelSignal = c.Signal
 		}
 	}
 	res := p.finish()

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 func config(t testing.TB) Config {
@@ -40,7 +41,7 @@ func TestShownOutputMatchesBash(t *testing.T) {
 		out, _ := cmd.CombinedOutput()
 		want := strings.TrimSuffix(string(out), "\n")
 		if want == "" {
-			want = result.NoOutput
+			want = texts.NoOutput
 		}
 		c := config(t)
 		c.Env = []string{"LC_ALL=C.UTF-8"}

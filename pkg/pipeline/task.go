@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"golang.org/x/sys/unix"
-
 	"context"
 	"errors"
 	"fmt"
@@ -77,7 +75,7 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 	}
 	res = tasks.Result(rec, false)
 	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && cancelled {
-		res.CancelSignal, res.Exit = unix.SignalName(c.Signal), 128+int(c.Signal)
+		res.CancelSignal = c.Signal // the exit status is 128 + it, as a cancelled run's
 	}
 	d := &res.Details
 	d.TaskID, d.Pid, d.SupervisorPid, d.StartedAt, d.EndedAt = "", 0, 0, "", ""

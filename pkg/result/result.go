@@ -1,5 +1,6 @@
 // Package result shapes the outcome of one `agentbash run` into the tool result of SPEC §3.9–3.10 (the
-// model-visible text, isError and details) and the process exit status of §3.11.
+// model-visible text, isError and details). The process exit status of §3.11 is the CLI's to derive,
+// from details.status.
 package result
 
 import (
@@ -13,11 +14,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Status values of details.status (SPEC §3.10). Status is the field to switch on.
@@ -32,25 +32,6 @@ const (
 	StatusKilled    = "killed"    // a task ended by `kill` or tasks.maxLifetime
 )
 
-// Exit statuses of agentbash itself (SPEC §3.11); otherwise the command's own status passes through.
-const (
-	ExitTimedOut  = 124
-	ExitCannotRun = 125
-	ExitBlocked   = 126
-	ExitUsage     = 2
-)
-
-// Texts fixed by the spec (§3.3, §3.4, §3.9).
-const (
-	NoOutput          = "(no output)"
-	TextCancelled     = "[Command cancelled]"
-	TextMissingStatus = "Command failed: missing exit status"
-	textTimedOut      = "[Command timed out after %s seconds]"
-	textExited        = "Command exited with code %d"
-	textKilled        = "Command killed by signal %s"
-	textBlocked       = "Blocked: %s\n\nOriginal command: %s"
-)
-
 // Non-zero exit policies (config result.nonZeroExit).
 const (
 	NonZeroError  = "error"  // a non-zero exit is an error result (default)
@@ -63,16 +44,18 @@ type Result struct {
 	IsError bool      `json:"isError"`
 	Details Details   `json:"details"`
 
-	// Exit is agentbash's process exit status (SPEC §3.11).
-	Exit int `json:"-"`
 	// Output is the shown output without the status and notice lines (for live text mode).
 	Output string `json:"-"`
 	// Footer holds the status and notice lines that follow the output (for live text mode).
 	Footer []string `json:"-"`
 	// Streamed is set when the output was already written live to a terminal.
 	Streamed bool `json:"-"`
-	// CancelSignal names the signal that cancelled agentbash (SIGINT), for the terminal footer.
-	CancelSignal string `json:"-"`
+	// CancelSignal is the signal that cancelled agentbash (SIGINT), 0 when the run was not cancelled or
+	// the cause is unknown: the terminal footer names it, the CLI's exit status is 128 + it (SPEC §3.11).
+	CancelSignal syscall.Signal `json:"-"`
+	// KillSignal is the signal that ended a killed task (status killed: `kill` or tasks.maxLifetime, SPEC
+	// §8), 0 otherwise: the CLI's exit status is 128 + it.
+	KillSignal syscall.Signal `json:"-"`
 }
 
 // Content is one MCP content block.
@@ -178,20 +161,19 @@ type Input struct {
 	Err               error // could not run
 	Outcome           *run.Outcome
 	Summary           *sink.Summary
-	CancelSignal      int // the signal that cancelled agentbash, for the exit status
+	CancelSignal      syscall.Signal // the signal that cancelled agentbash, 0 when unknown
 	Duration          time.Duration
 	Warnings          []string
 	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 	// Killed, for a task ended by `kill` or tasks.maxLifetime (a cancel or timeout outcome), is the first
-	// line of the text instead of the cancel's or timeout's; the status is killed and the exit status
-	// 128+KillSignal (SPEC §8).
+	// line of the text instead of the cancel's or timeout's; the status is killed, and KillSignal (the
+	// signal that ended it) is the Result's (SPEC §8).
 	Killed     string
-	KillSignal int
+	KillSignal syscall.Signal
 }
 
 // Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
-// "(no output)", the status line, the truncation notice), isError, details (§3.10) and the exit status
-// (§3.11).
+// "(no output)", the status line, the truncation notice), isError and details (§3.10).
 func Build(in Input) Result {
 	d := Details{
 		Command:          in.Command,
@@ -216,8 +198,8 @@ func Build(in Input) Result {
 	case in.Blocked != nil:
 		d.Status = StatusBlocked
 		d.Blocked = &Blocked{Tool: in.Blocked.Tool, Message: in.Blocked.Message, Pattern: in.Blocked.Pattern}
-		r.Output = fmt.Sprintf(textBlocked, in.Blocked.Message, in.Command)
-		r.IsError, r.Exit = true, ExitBlocked
+		r.Output = fmt.Sprintf(texts.Blocked, in.Blocked.Message, in.Command)
+		r.IsError = true
 	case in.Err != nil || in.Outcome == nil:
 		d.Status = StatusError
 		msg := "agentbash: nothing was run"
@@ -225,7 +207,7 @@ func Build(in Input) Result {
 			msg = in.Err.Error()
 		}
 		r.Output = msg
-		r.IsError, r.Exit = true, ExitCannotRun
+		r.IsError = true
 	default:
 		r = fromOutcome(in, &d)
 	}
@@ -234,7 +216,7 @@ func Build(in Input) Result {
 	return r
 }
 
-// fromOutcome maps a run that started: status, exit status, text, notice.
+// fromOutcome maps a run that started: status, text, notice.
 func fromOutcome(in Input, d *Details) Result {
 	o, s := in.Outcome, in.Summary
 	if s == nil {
@@ -259,39 +241,32 @@ func fromOutcome(in Input, d *Details) Result {
 	case in.Killed != "" && (o.TimedOut || o.Cancelled):
 		d.Status = StatusKilled
 		first = in.Killed
-		r.IsError, r.Exit = true, 128+in.KillSignal
+		r.IsError, r.KillSignal = true, in.KillSignal
 	case o.TimedOut:
 		d.Status = StatusTimedOut
-		first = fmt.Sprintf(textTimedOut, FormatSeconds(in.TimeoutSeconds))
-		r.IsError, r.Exit = true, ExitTimedOut
+		first = fmt.Sprintf(texts.TimedOut, FormatSeconds(in.TimeoutSeconds))
+		r.IsError = true
 	case o.Cancelled:
 		d.Status = StatusCancelled
-		first = TextCancelled
-		r.IsError, r.Exit = true, 128+in.CancelSignal
-		if in.CancelSignal == 0 {
-			r.Exit = 130
-		} else {
-			r.CancelSignal = unix.SignalName(syscall.Signal(in.CancelSignal))
-		}
+		first = texts.Cancelled
+		r.IsError, r.CancelSignal = true, in.CancelSignal
 	case o.OutputClosed && s.HeadLimitReached:
 		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
 		d.Status = StatusExited
 		d.ProducerStatus = &ProducerStatus{ExitCode: d.ExitCode, Signal: o.Signal}
 		d.ExitCode, d.Signal = new(0), ""
-		r.Exit = 0
 	case o.SignalNumber > 0:
 		d.Status = StatusSignaled
-		r.Footer = append(r.Footer, fmt.Sprintf(textKilled, o.Signal))
-		r.IsError, r.Exit = true, o.ExitStatus()
+		r.Footer = append(r.Footer, fmt.Sprintf(texts.Killed, o.Signal))
+		r.IsError = true
 	case o.ExitCode < 0:
 		d.Status = StatusExited
-		r.Footer = append(r.Footer, TextMissingStatus)
-		r.IsError, r.Exit = true, ExitCannotRun
+		r.Footer = append(r.Footer, texts.MissingStatus)
+		r.IsError = true
 	default:
 		d.Status = StatusExited
-		r.Exit = o.ExitCode
 		if o.ExitCode != 0 {
-			r.Footer = append(r.Footer, fmt.Sprintf(textExited, o.ExitCode))
+			r.Footer = append(r.Footer, fmt.Sprintf(texts.Exited, o.ExitCode))
 			r.IsError = in.NonZeroExit != NonZeroReport
 		}
 	}
@@ -302,7 +277,7 @@ func fromOutcome(in Input, d *Details) Result {
 		body = sink.BinaryText(s.TotalBytes, false)
 	}
 	if body == "" {
-		body = NoOutput
+		body = texts.NoOutput
 	}
 	if first != "" {
 		body = first + "\n" + body

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -27,65 +25,64 @@ func TestBuild(t *testing.T) {
 		text    string
 		status  string
 		isError bool
-		exit    int
 	}{
 		{"ok", func(in *Input) { in.Outcome, in.Summary = exited(0), &sink.Summary{Text: "hello\n"} },
-			"hello", StatusExited, false, 0},
-		{"no output", func(in *Input) { in.Outcome = exited(0) }, "(no output)", StatusExited, false, 0},
+			"hello", StatusExited, false},
+		{"no output", func(in *Input) { in.Outcome = exited(0) }, "(no output)", StatusExited, false},
 		{"only newline dropped once", func(in *Input) { in.Outcome, in.Summary = exited(0), &sink.Summary{Text: "a\n\n"} },
-			"a\n", StatusExited, false, 0},
+			"a\n", StatusExited, false},
 		{"non-zero", func(in *Input) { in.Outcome, in.Summary = exited(3), &sink.Summary{Text: "out\nerr\n"} },
-			"out\nerr\n\nCommand exited with code 3", StatusExited, true, 3},
+			"out\nerr\n\nCommand exited with code 3", StatusExited, true},
 		{"non-zero reported", func(in *Input) { in.Outcome, in.NonZeroExit = exited(3), NonZeroReport },
-			"(no output)\n\nCommand exited with code 3", StatusExited, false, 3},
+			"(no output)\n\nCommand exited with code 3", StatusExited, false},
 		{"timeout", func(in *Input) {
 			in.TimeoutSeconds = 1.5
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15, TimedOut: true}
 			in.Summary = &sink.Summary{Text: "partial\n"}
-		}, "[Command timed out after 1.5 seconds]\npartial", StatusTimedOut, true, 124},
+		}, "[Command timed out after 1.5 seconds]\npartial", StatusTimedOut, true},
 		{"cancel", func(in *Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15, Cancelled: true}
 			in.CancelSignal = 2
-		}, "[Command cancelled]\n(no output)", StatusCancelled, true, 130},
+		}, "[Command cancelled]\n(no output)", StatusCancelled, true},
 		{"signal", func(in *Input) { in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGSEGV", SignalNumber: 11} },
-			"(no output)\n\nCommand killed by signal SIGSEGV", StatusSignaled, true, 139},
+			"(no output)\n\nCommand killed by signal SIGSEGV", StatusSignaled, true},
 		{"missing status", func(in *Input) { in.Outcome = &run.Outcome{ExitCode: -1} },
-			"(no output)\n\nCommand failed: missing exit status", StatusExited, true, 125},
+			"(no output)\n\nCommand failed: missing exit status", StatusExited, true},
 		{"blocked", func(in *Input) {
 			in.Command = "cat x"
 			in.Blocked = &intercept.Block{Tool: "read", Message: "Use read.", Pattern: "^cat"}
-		}, "Blocked: Use read.\n\nOriginal command: cat x", StatusBlocked, true, 126},
+		}, "Blocked: Use read.\n\nOriginal command: cat x", StatusBlocked, true},
 		{"error", func(in *Input) { in.Err = errors.New("Working directory does not exist: /x") },
-			"Working directory does not exist: /x", StatusError, true, 125},
+			"Working directory does not exist: /x", StatusError, true},
 		{"bytes notice", func(in *Input) {
 			in.Outcome = exited(0)
 			in.Summary = &sink.Summary{Text: "9\n10\n", Truncated: true, TruncatedBy: "bytes", TotalLines: 10,
 				ShownStart: 9, ShownEnd: 10, OutputLines: 2, ArtifactID: "7"}
-		}, "9\n10\n\n[Showing lines 9-10 of 10 (50.0KB limit). Full: artifact://7]", StatusExited, false, 0},
+		}, "9\n10\n\n[Showing lines 9-10 of 10 (50.0KB limit). Full: artifact://7]", StatusExited, false},
 		{"lines notice without artifact, on error", func(in *Input) {
 			in.Outcome, in.Tail = exited(1), 2
 			in.Summary = &sink.Summary{Text: "9\n10\n", Truncated: true, TruncatedBy: "lines", TotalLines: 10,
 				ShownStart: 9, ShownEnd: 10, OutputLines: 2}
-		}, "9\n10\n\nCommand exited with code 1\n\n[Showing lines 9-10 of 10]", StatusExited, true, 1},
+		}, "9\n10\n\nCommand exited with code 1\n\n[Showing lines 9-10 of 10]", StatusExited, true},
 		{"empty range", func(in *Input) {
 			in.Outcome, in.Head = exited(0), 0
 			in.Summary = &sink.Summary{Truncated: true, TruncatedBy: "lines", TotalLines: 5, ArtifactID: "1"}
-		}, "(no output)\n\n[Showing 0 of 5 lines. Full: artifact://1]", StatusExited, false, 0},
+		}, "(no output)\n\n[Showing 0 of 5 lines. Full: artifact://1]", StatusExited, false},
 		{"binary, read to its end", func(in *Input) {
 			in.Outcome = exited(0)
 			in.Summary = &sink.Summary{Text: "[binary output: 20000 bytes]", Binary: true, TotalBytes: 20000, ArtifactID: "4"}
-		}, "[binary output: 20000 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
+		}, "[binary output: 20000 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false},
 		{"binary behind a head limit, closed early", func(in *Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
 			in.Head = 5
 			in.Summary = &sink.Summary{Text: "[binary output: 8421376 bytes]", Binary: true, TotalBytes: 8421376,
 				ArtifactID: "4", HeadLimitReached: true, Stopped: true}
-		}, "[binary output: at least 8421376 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false, 0},
+		}, "[binary output: at least 8421376 bytes]\n\n[Raw bytes: artifact://4]", StatusExited, false},
 		{"head closed the pipe", func(in *Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13, OutputClosed: true, OutputIncomplete: true}
 			in.Head = 1
 			in.Summary = &sink.Summary{Text: "y\n", HeadLimitReached: true}
-		}, "y", StatusExited, false, 0},
+		}, "y", StatusExited, false},
 	} {
 		in := base()
 		tc.in(&in)
@@ -93,9 +90,8 @@ func TestBuild(t *testing.T) {
 		if got := r.Content[0].Text; got != tc.text {
 			t.Errorf("%s: text %q, want %q", tc.name, got, tc.text)
 		}
-		if r.Details.Status != tc.status || r.IsError != tc.isError || r.Exit != tc.exit {
-			t.Errorf("%s: status %s isError %v exit %d; want %s %v %d", tc.name, r.Details.Status, r.IsError, r.Exit,
-				tc.status, tc.isError, tc.exit)
+		if r.Details.Status != tc.status || r.IsError != tc.isError {
+			t.Errorf("%s: status %s isError %v; want %s %v", tc.name, r.Details.Status, r.IsError, tc.status, tc.isError)
 		}
 	}
 }
@@ -203,8 +199,8 @@ func TestHeadLimitEndedByItselfKeepsStatus(t *testing.T) {
 	in.Outcome = &run.Outcome{ExitCode: 2}
 	in.Summary = &sink.Summary{Text: "a\n", HeadLimitReached: true}
 	r := Build(in)
-	if r.Details.ProducerStatus != nil || *r.Details.ExitCode != 2 || r.Exit != 2 || !r.IsError {
-		t.Errorf("%+v exit %d", r.Details, r.Exit)
+	if r.Details.ProducerStatus != nil || *r.Details.ExitCode != 2 || !r.IsError {
+		t.Errorf("%+v", r.Details)
 	}
 }
 
@@ -240,18 +236,6 @@ func TestWriteJSONOneLineNoHTMLEscape(t *testing.T) {
 	}
 }
 
-func TestLineClamp(t *testing.T) {
-	var b bytes.Buffer
-	c := NewLineClamp(&b, 5)
-	c.Write([]byte("abcdefgh\nxy"))
-	c.Write([]byte("zéééé\nok"))
-	c.Flush()
-	want := "abcde… [3 chars omitted]\nxyzéé… [2 chars omitted]\nok\n"
-	if b.String() != want {
-		t.Errorf("got %q, want %q", b.String(), want)
-	}
-}
-
 func TestWriteTextPreview(t *testing.T) {
 	in := base()
 	in.Outcome, in.Summary = &run.Outcome{ExitCode: 2}, &sink.Summary{Text: "1\n2\n3\n4\n"}
@@ -263,50 +247,11 @@ func TestWriteTextPreview(t *testing.T) {
 	}
 }
 
-// slowWriter takes a while per write, like a terminal that cannot keep up.
-type slowWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *slowWriter) Write(p []byte) (int, error) {
-	time.Sleep(2 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func TestAsyncWriterNeverBlocksAndSaysWhatItSkipped(t *testing.T) {
-	var w slowWriter
-	a := NewAsyncWriter(&w, 1000)
-	line := []byte(strings.Repeat("x", 99) + "\n")
-	for range 1000 {
-		if n, err := a.Write(line); n != len(line) || err != nil {
-			t.Fatalf("Write = %d, %v", n, err)
-		}
-	}
-	a.Close()
-	out := w.b.String()
-	if !strings.Contains(out, "live view skipped") || !strings.HasSuffix(out, "] …\n"+strings.Repeat(string(line), 10)) &&
-		!strings.HasSuffix(out, string(line)) {
-		t.Errorf("output %d bytes, no skip marker or the end is lost:\n%s", len(out), out[max(0, len(out)-300):])
-	}
-	if strings.Count(out, "\n") < 10 {
-		t.Errorf("newest lines lost")
-	}
-	if n, _ := a.Write(line); n != len(line) {
-		t.Errorf("Write after Close = %d", n)
-	}
-}
-
-func TestAsyncWriterKeepsEverythingWhenFast(t *testing.T) {
+func TestWriteWarnings(t *testing.T) {
 	var b bytes.Buffer
-	a := NewAsyncWriter(&b, 1<<20)
-	for i := range 100 {
-		fmt.Fprintf(a, "%d\n", i)
-	}
-	a.Close()
-	if strings.Count(b.String(), "\n") != 100 || strings.Contains(b.String(), "skipped") {
-		t.Errorf("got %q", b.String())
+	WriteWarnings(&b, []string{"a", "b\nc\x1b[31m"})
+	want := "agentbash: warning: a\nagentbash: warning: b c [31m\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
 	}
 }

@@ -1,96 +1,29 @@
 package result
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
+	"unicode"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
-
-var newline = []byte{'\n'}
-
-// LiveLineMax is the longest line, in characters, that the live terminal view prints whole (SPEC §3.10).
-const LiveLineMax = 4000
-
-// LineClamp is an io.Writer for the live terminal view: it passes text through and clamps each line at
-// max characters, replacing the rest with `… [N chars omitted]`. Input is sanitized UTF-8 text.
-type LineClamp struct {
-	w       io.Writer
-	max     int
-	col     int // characters written on the current line
-	omitted int // characters dropped from the current line
-}
-
-// NewLineClamp returns a LineClamp writing to w.
-func NewLineClamp(w io.Writer, max int) *LineClamp { return &LineClamp{w: w, max: max} }
-
-// Write implements io.Writer; it always reports len(p) so a closed terminal never stops the run.
-func (c *LineClamp) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		nl := bytes.IndexByte(p, '\n')
-		seg := p
-		if nl >= 0 {
-			seg = p[:nl]
-		}
-		if room := c.max - c.col; room > 0 {
-			keep, chars := prefixChars(seg, room)
-			_, _ = c.w.Write(seg[:keep])
-			c.col += chars
-			c.omitted += utf8.RuneCount(seg[keep:])
-		} else {
-			c.omitted += utf8.RuneCount(seg)
-		}
-		if nl < 0 {
-			break
-		}
-		c.endLine()
-		_, _ = c.w.Write(newline)
-		p = p[nl+1:]
-	}
-	return n, nil
-}
-
-func (c *LineClamp) endLine() {
-	if c.omitted > 0 {
-		fmt.Fprintf(c.w, "… [%d chars omitted]", c.omitted)
-	}
-	c.col, c.omitted = 0, 0
-}
-
-// Flush ends an unterminated last line, and reports whether it had to (the cursor was mid-line).
-func (c *LineClamp) Flush() bool {
-	if c.col > 0 || c.omitted > 0 {
-		c.endLine()
-		_, _ = c.w.Write(newline)
-		return true
-	}
-	return false
-}
-
-// prefixChars returns the byte length of the first n characters of b, and how many characters that is.
-func prefixChars(b []byte, n int) (bytes, chars int) {
-	for bytes < len(b) && chars < n {
-		_, size := utf8.DecodeRune(b[bytes:])
-		bytes += size
-		chars++
-	}
-	return bytes, chars
-}
 
 // WriteText writes the model-visible text and a newline: what JSON's content holds (SPEC §3.10). With
 // preview > 0 only the last preview lines of the output are shown, after a line saying how many were hidden.
 func WriteText(w io.Writer, r Result, preview int) error {
 	text := r.Text()
 	if preview > 0 {
-		text = previewed(r, preview)
+		text = r.Preview(preview)
 	}
 	_, err := io.WriteString(w, text+"\n")
 	return err
 }
 
-func previewed(r Result, n int) string {
+// Preview is the model-visible text with only the last n lines of the output (n ≥ 1), after a line saying
+// how many were hidden (`[3 earlier lines hidden; showing the last 2]`, counting the lines a limit or the
+// window cut too); the first line of a timeout or cancel stays above it.
+func (r Result) Preview(n int) string {
 	first, out := "", r.Output
 	if r.Details.TimedOut || r.Details.Cancelled {
 		// The first line says so (SPEC §3.9); it stays above the preview.
@@ -111,4 +44,26 @@ func previewed(r Result, n int) string {
 	cp := r
 	cp.Output = first + strings.Join(lines, "\n")
 	return cp.Text()
+}
+
+// WriteWarnings writes each warning on a line of its own, `agentbash: warning: …`, with any control
+// characters in it (a newline from an error text) turned into spaces, so one warning is one line.
+func WriteWarnings(w io.Writer, warnings []string) error {
+	var b strings.Builder
+	for _, warn := range warnings {
+		b.WriteString(texts.WarningPrefix + OneLine(warn) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// OneLine turns the control characters of s into spaces, so a warning (or any text from an error) is one
+// line.
+func OneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -100,3 +100,32 @@ func TestDroppedOnlyByPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestEnviron(t *testing.T) {
+	env := Environ([]string{"CI=1", "HOME=/h", "LANG=fr_FR.UTF-8"}, []string{"X=1", "CI=layer"}, []string{"X=2"})
+	get := func(k string) string {
+		for _, kv := range env {
+			if key, v, _ := strings.Cut(kv, "="); key == k {
+				return v
+			}
+		}
+		return "<unset>"
+	}
+	for k, want := range map[string]string{"CI": "layer", "HOME": "/h", "X": "2", "LANG": "fr_FR.UTF-8",
+		"GIT_PAGER": "cat", "AWS_PAGER": "", "TERM": "dumb"} {
+		if got := get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if Environ(nil)[len(Environ(nil))-1] != "LANG=C.UTF-8" {
+		t.Errorf("LANG default missing")
+	}
+	keys := map[string]bool{}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if keys[k] {
+			t.Errorf("duplicate key %s", k)
+		}
+		keys[k] = true
+	}
+}

@@ -194,14 +194,6 @@ var ErrShellNotFound = errors.New("shell not found")
 // executed.
 var ErrWrapperNotFound = errors.New("wrapper program not found")
 
-// ExitStatus is the status bash would report for o: the exit code, or 128+N for death by signal N.
-func (o Outcome) ExitStatus() int {
-	if o.SignalNumber > 0 {
-		return 128 + o.SignalNumber
-	}
-	return o.ExitCode
-}
-
 // openStdin returns the command's stdin and a function that closes what was opened here.
 func openStdin(r io.Reader) (io.Reader, func(), error) {
 	if r != nil {

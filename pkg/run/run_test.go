@@ -85,7 +85,7 @@ func TestRunExitAndOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.ExitCode != 3 || o.Signal != "" || o.TimedOut || o.ExitStatus() != 3 {
+	if o.ExitCode != 3 || o.Signal != "" || o.TimedOut || bashStatus(o) != 3 {
 		t.Errorf("outcome %+v", o)
 	}
 	if got := out.String(); got != "a\nb\nc\n" {
@@ -96,7 +96,7 @@ func TestRunExitAndOrder(t *testing.T) {
 func TestRunSignaled(t *testing.T) {
 	var out buffer
 	o, _ := Local{}.Run(context.Background(), spec(t, "kill -SEGV $$", &out))
-	if o.Signal != "SIGSEGV" || o.ExitCode != -1 || o.ExitStatus() != 128+11 {
+	if o.Signal != "SIGSEGV" || o.ExitCode != -1 || bashStatus(o) != 128+11 {
 		t.Errorf("outcome %+v", o)
 	}
 }
@@ -290,65 +290,6 @@ func TestRunShellNotFound(t *testing.T) {
 	}
 }
 
-func TestEnviron(t *testing.T) {
-	env := Environ([]string{"CI=1", "HOME=/h", "LANG=fr_FR.UTF-8"}, []string{"X=1", "CI=layer"}, []string{"X=2"})
-	get := func(k string) string {
-		for _, kv := range env {
-			if key, v, _ := strings.Cut(kv, "="); key == k {
-				return v
-			}
-		}
-		return "<unset>"
-	}
-	for k, want := range map[string]string{"CI": "layer", "HOME": "/h", "X": "2", "LANG": "fr_FR.UTF-8",
-		"GIT_PAGER": "cat", "AWS_PAGER": "", "TERM": "dumb"} {
-		if got := get(k); got != want {
-			t.Errorf("%s = %q, want %q", k, got, want)
-		}
-	}
-	if Environ(nil)[len(Environ(nil))-1] != "LANG=C.UTF-8" {
-		t.Errorf("LANG default missing")
-	}
-	keys := map[string]bool{}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if keys[k] {
-			t.Errorf("duplicate key %s", k)
-		}
-		keys[k] = true
-	}
-}
-
-func TestResolveDir(t *testing.T) {
-	tmp := t.TempDir()
-	file := filepath.Join(tmp, "f")
-	os.WriteFile(file, nil, 0o600)
-	t.Chdir(tmp)
-	for _, tc := range []struct {
-		in, want, err string
-	}{
-		{"", tmp, ""},
-		{".", tmp, ""},
-		{"~", tmp, ""},
-		{"~/", tmp, ""},
-		{tmp + "/./", tmp, ""},
-		{"/nonexistent", "", "Working directory does not exist: /nonexistent"},
-		{"f", "", "Working directory is not a directory: " + file},
-		{"missing/x", "", "Working directory does not exist: " + filepath.Join(tmp, "missing/x")},
-	} {
-		got, err := ResolveDir(tc.in, tmp)
-		if tc.err != "" {
-			if err == nil || err.Error() != tc.err {
-				t.Errorf("ResolveDir(%q) err = %v, want %q", tc.in, err, tc.err)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ResolveDir(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-}
-
 // A script longer than one argument may be (128 KiB) still runs (hostile test: -f with a big heredoc).
 func TestRunLongScript(t *testing.T) {
 	var out buffer
@@ -371,7 +312,7 @@ func runOutput(t *testing.T, command, stdin string) (string, int) {
 	if err != nil {
 		t.Fatalf("%.60q: %v", command, err)
 	}
-	return out.String(), o.ExitStatus()
+	return out.String(), bashStatus(o)
 }
 
 // A command too long for one argument runs through the loader; it must behave as the same text given to
@@ -528,60 +469,16 @@ func TestInheritedDescriptorsAreClosedInTheCommand(t *testing.T) {
 	}
 }
 
-// Started from a directory that was removed: the directory is $PWD, else the path the kernel keeps
-// (SPEC §3.4), and it does not exist; never a bare getwd error.
-func TestResolveDirRemovedStartDir(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		pwd      func(dir string) string // "" unsets PWD
-		recreate bool
-		want     func(dir string) string
-	}{
-		{"PWD names it", func(d string) string { return d }, false, func(d string) string { return TextDirNotExist + d }},
-		{"PWD unset", func(string) string { return "" }, false, func(d string) string { return TextDirNotExist + d }},
-		{"PWD relative", func(string) string { return "rel" }, false, func(d string) string { return TextDirNotExist + d }},
-		{"made again", func(d string) string { return d }, true, func(d string) string { return TextDirReplaced + d + TextDirReplacedHint }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "gone")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			t.Chdir(dir)
-			if err := os.Remove(dir); err != nil {
-				t.Fatal(err)
-			}
-			if tc.recreate {
-				os.Mkdir(dir, 0o755)
-			}
-			t.Setenv("PWD", tc.pwd(dir))
-			if tc.pwd(dir) == "" {
-				os.Unsetenv("PWD")
-			}
-			got, err := ResolveDir("", "/home")
-			if err == nil || err.Error() != tc.want(dir) || got != dir {
-				t.Errorf("ResolveDir = %q, %v; want %q, %q", got, err, dir, tc.want(dir))
-			}
-			if got, err := ResolveDir("sub", "/home"); err == nil || got != filepath.Join(dir, "sub") {
-				t.Errorf("ResolveDir(sub) = %q, %v", got, err)
-			}
-		})
-	}
-}
-
-func TestResolveDirNotAccessible(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root can enter any directory")
-	}
-	dir := filepath.Join(t.TempDir(), "locked")
-	os.Mkdir(dir, 0o000)
-	if _, err := ResolveDir(dir, ""); err == nil || !strings.Contains(err.Error(), "not accessible") {
-		t.Errorf("err = %v", err)
-	}
-}
-
 // procState returns the state letter of pid, or 0 when it does not exist.
 func procState(pid int) byte {
 	_, st, _ := procStat(pid)
 	return st
+}
+
+// bashStatus is the status bash would report for o ($?): the exit code, or 128+N for death by signal N.
+func bashStatus(o Outcome) int {
+	if o.SignalNumber > 0 {
+		return 128 + o.SignalNumber
+	}
+	return o.ExitCode
 }

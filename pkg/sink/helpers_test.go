@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/agentbash/agentbash/pkg/sanitize"
+	"github.com/agentbash/agentbash/pkg/sanitize/sanitizetest"
 )
 
 // memArtifact is an in-memory artifact writer. failAfter >= 0 makes writes fail once that many
@@ -126,7 +129,7 @@ func checkOne(t testing.TB, name string, o Options, in []byte, h *harness) {
 	}
 	// The limit is met by a Write after which Head lines are complete (or the output is binary), and
 	// only then may the sink stop, after its read-on bound (never in the Write that met the limit).
-	met := o.Head >= 0 && len(read) > 0 && (want.Binary || int64(bytes.Count(refSanitize(read, escMaxOf(o), owMaxOf(o)), newline)) >= int64(o.Head))
+	met := o.Head >= 0 && len(read) > 0 && (want.Binary || int64(bytes.Count(sanitizetest.Reference(read, escMaxOf(o), owMaxOf(o)), newline)) >= int64(o.Head))
 	if got.HeadLimitReached != met || (got.Stopped && !met) {
 		t.Fatalf("%s: HeadLimitReached %v Stopped %v, want met %v", name, got.HeadLimitReached, got.Stopped, met)
 	}
@@ -185,13 +188,8 @@ func checkOne(t testing.TB, name string, o Options, in []byte, h *harness) {
 // checkClean checks that text is valid UTF-8 with no control characters but tab and newline.
 func checkClean(t testing.TB, text string) {
 	t.Helper()
-	for i, r := range text {
-		if r == '\uFFFD' && !bytes.HasPrefix([]byte(text[i:]), []byte("\uFFFD")) {
-			t.Fatalf("invalid UTF-8 at %d in %q", i, text)
-		}
-		if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r < 0xa0) {
-			t.Fatalf("control character %U at %d in %q", r, i, text)
-		}
+	if err := sanitizetest.Clean(text); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -199,14 +197,14 @@ func escMaxOf(o Options) int {
 	if o.escMax > 0 {
 		return o.escMax
 	}
-	return MaxEscapeBytes
+	return sanitize.MaxEscapeBytes
 }
 
 func owMaxOf(o Options) int {
 	if o.owMax > 0 {
 		return o.owMax
 	}
-	return MaxOverwriteBytes
+	return sanitize.MaxOverwriteBytes
 }
 
 func readOnOf(o Options) int64 {
@@ -215,3 +213,8 @@ func readOnOf(o Options) int64 {
 	}
 	return HeadReadOnBytes
 }
+
+// errWriter fails every write with err.
+type errWriter struct{ err error }
+
+func (e errWriter) Write([]byte) (int, error) { return 0, e.err }

@@ -5,34 +5,20 @@
 // A [Sink] is an io.Writer. It sanitizes the stream as it arrives, keeps a tail window of the
 // sanitized text (and, for a head limit, a head window), counts lines and bytes of the whole stream,
 // applies head/tail line limits to the whole stream, and spills the raw bytes to an artifact on the
-// first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes + [MaxOverwriteBytes] +
-// [MaxEscapeBytes] whatever the output size, one MaxBytes more with a head limit, and Write does not
-// allocate once the raw buffer has spilled (or reached its size) and the windows have grown.
+// first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes +
+// [sanitize.MaxOverwriteBytes] + [sanitize.MaxEscapeBytes] whatever the output size, one MaxBytes more
+// with a head limit, and Write does not allocate once the raw buffer has spilled (or reached its size)
+// and the windows have grown.
 //
 // A head limit does not stop the reading at once (SPEC §3.2: counts are never guessed). Once it is
 // met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
 // spilling for at most [HeadReadOnBytes] more raw bytes; then Write returns [ErrHeadLimit]. The
 // other bound, time, is the caller's: the runner reads on for a short while and closes the pipe.
 //
-// Sanitizing (all state carries across writes; the same rules in [NewSanitizer]):
-//   - UTF-8 is decoded incrementally; each maximal invalid subpart becomes one U+FFFD (as the WHATWG
-//     decoder and Python do).
-//   - Complete escape sequences are removed: CSI (ESC [ … final 0x40–0x7E), OSC (ESC ] … BEL or ST),
-//     DCS/SOS/PM/APC (ESC P/X/^/_ … ST, BEL accepted too), ESC + intermediates + final, and two-byte
-//     ESC x. A sequence cut by an invalid byte (a C0 control inside it, for example), longer than
-//     [MaxEscapeBytes], or unterminated at the end is not removed: its ESC is dropped and the rest is
-//     text again. 8-bit C1 introducers are not interpreted (in UTF-8 they are U+0080–U+009F, removed
-//     as controls).
-//   - CRLF → LF. A bare CR followed by text discards the text before it on its line (since the line
-//     start or the previous CR; a run longer than [MaxOverwriteBytes] is kept), so only the final
-//     state of a progress bar stays. A CR followed by a newline, or at the end, discards nothing.
-//     (Applying the discard only when text follows keeps "100%\r" at the end of a stream.)
-//   - Other C0 controls, DEL and C1 controls are removed; tab and newline stay.
-//   - A NUL byte anywhere makes the output binary: Text is "[binary output: N bytes]" (N raw bytes)
-//     and the artifact keeps the raw bytes.
-//
-// [NewSanitizer] is the same sanitizer as a streaming io.Writer filter, used to print an artifact's
-// text: the text whose lines the notice counts.
+// The sanitizer is pkg/sanitize's state machine ([sanitize.State]), embedded and fed each Write; a NUL
+// byte anywhere makes the output binary instead: Text is "[binary output: N bytes]" (N raw bytes) and the
+// artifact keeps the raw bytes. [sanitize.NewWriter] is the same sanitizer as a streaming filter, used
+// to print an artifact's text: the text whose lines the notice counts.
 package sink
 
 import (
@@ -41,9 +27,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/sanitize"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Defaults (SPEC §3.8, §3.6).
@@ -56,7 +44,11 @@ const (
 // counts and the artifact, before it refuses more with [ErrHeadLimit] (SPEC §3.2: 8 MiB).
 const HeadReadOnBytes = 8 << 20
 
-var newline = []byte{'\n'}
+// Shared byte strings (package-level so that passing them never allocates).
+var (
+	newline = []byte{'\n'}
+	crByte  = []byte{'\r'}
+)
 
 var (
 	// ErrHeadLimit is returned by [Sink.Write] once it has taken [HeadReadOnBytes] after the Write that
@@ -92,7 +84,7 @@ type Options struct {
 	// Live error becomes a warning and stops live output.
 	Live io.Writer
 
-	escMax, owMax int   // tests only: smaller sanitizer bounds; 0 → MaxEscapeBytes, MaxOverwriteBytes
+	escMax, owMax int   // tests only: smaller sanitizer bounds; 0 → sanitize.MaxEscapeBytes, MaxOverwriteBytes
 	readOn        int64 // tests only: a smaller read-on bound; 0 → HeadReadOnBytes
 }
 
@@ -146,11 +138,10 @@ type Summary struct {
 // BinaryText is what is shown for binary output of n raw bytes (SPEC §3.8): "[binary output: N bytes]",
 // or, when the stream was not read to its end, "[binary output: at least N bytes]".
 func BinaryText(n int64, complete bool) string {
-	atLeast := ""
 	if !complete {
-		atLeast = "at least "
+		return fmt.Sprintf(texts.BinaryOutputAtLeast, n)
 	}
-	return "[binary output: " + atLeast + strconv.FormatInt(n, 10) + " bytes]"
+	return fmt.Sprintf(texts.BinaryOutput, n)
 }
 
 // Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from
@@ -158,7 +149,7 @@ func BinaryText(n int64, complete bool) string {
 type Sink struct {
 	mu  sync.Mutex
 	o   Options
-	z   sanitizer
+	z   sanitize.State
 	win ring   // sanitized text of the lines within Head: its end
 	pre prefix // the same text's start, for a head window (Head without Tail)
 
@@ -209,13 +200,13 @@ func New(o Options) *Sink {
 		o.ArtifactMaxBytes = DefaultArtifactMaxBytes
 	}
 	if o.escMax <= 0 {
-		o.escMax = MaxEscapeBytes
+		o.escMax = sanitize.MaxEscapeBytes
 	}
 	if o.owMax <= 0 {
-		o.owMax = MaxOverwriteBytes
+		o.owMax = sanitize.MaxOverwriteBytes
 	}
 	s := &Sink{o: o}
-	s.z.out, s.z.escMax, s.z.owMax = s, o.escMax, o.owMax
+	s.z.Init((*emitter)(s), o.escMax, o.owMax)
 	// One byte more than MaxBytes shows whether the window starts at a line start; MaxOverwriteBytes
 	// more keeps MaxBytes held after a CR discards a run.
 	s.win = newRing(o.MaxBytes + o.owMax + 1)
@@ -268,7 +259,7 @@ func (s *Sink) Write(p []byte) (int, error) {
 				s.headMet = true // the view is a placeholder: nothing more to show
 			}
 		} else {
-			s.z.write(p)
+			s.z.Write(p)
 			s.liveFlush()
 		}
 	}
@@ -288,8 +279,14 @@ func (s *Sink) LimitMet() bool {
 	return s.met
 }
 
-// text receives sanitized text (emitter).
-func (s *Sink) text(b []byte, lastNL int) {
+// emitter is the Sink as its sanitizer's [sanitize.Emitter] (a conversion, no allocation), which keeps
+// Text and CR off the Sink's own methods. They do the sink's work themselves (no wrapper: no extra call
+// per emitted run).
+type emitter Sink
+
+// Text receives sanitized text (emitter).
+func (e *emitter) Text(b []byte, lastNL int) {
+	s := (*Sink)(e)
 	n := int64(len(b))
 	var nls int64
 	if lastNL >= 0 {
@@ -343,8 +340,9 @@ func (s *Sink) feed(f []byte, lastNL int) {
 	}
 }
 
-// cr receives a CR discard (emitter).
-func (s *Sink) cr(n int) {
+// CR receives a CR discard (emitter).
+func (e *emitter) CR(n int) {
+	s := (*Sink)(e)
 	if n <= 0 {
 		return
 	}
@@ -468,7 +466,7 @@ func (s *Sink) Close() Summary {
 	}
 	s.closed = true
 	if !s.binary {
-		s.z.flush()
+		s.z.Flush()
 		s.liveFlush()
 	}
 	sum, tail := s.summarize()

@@ -24,10 +24,6 @@ var ErrDied = errors.New("supervisor exited without a result")
 // supervisor started ahead ([Local.Prewarm]), so a run does not wait for the supervisor's exec. Its
 // methods are safe for concurrent use.
 type Local struct {
-	// Argv starts a supervisor: Argv[0] executed with Argv[1:]; nil is this executable as
-	// `agentbash __supervise`.
-	Argv []string
-
 	mu    sync.Mutex
 	spare *Process
 }
@@ -39,7 +35,7 @@ func (l *Local) Prewarm() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.spare == nil {
-		l.spare, _ = Spawn(l.Argv)
+		l.spare, _ = Spawn()
 	}
 }
 
@@ -79,7 +75,7 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 	l.mu.Unlock()
 	if p == nil {
 		var err error
-		if p, err = Spawn(l.Argv); err != nil {
+		if p, err = Spawn(); err != nil {
 			return nil, err
 		}
 	}
@@ -106,15 +102,11 @@ type Process struct {
 	waitErr error
 }
 
-// Spawn starts a supervisor process: argv[0] is executed with argv[1:] (nil: this executable as
-// `agentbash __supervise`). It has its own session (no terminal signals reach it), /dev/null for its
-// standard streams, and the other end of a socket pair as descriptor 3. It waits for its run; if the
+// Spawn starts a supervisor process: this executable (/proc/self/exe) as `agentbash __supervise`. It has
+// its own session (no terminal signals reach it), /dev/null for its standard streams, and the other end of
+// a socket pair as descriptor 3. It waits for its run; if the
 // caller drops it instead, [Process.Close] ends it.
-func Spawn(argv []string) (*Process, error) {
-	name := ""
-	if len(argv) == 0 {
-		argv, name = []string{"/proc/self/exe", Command}, os.Args[0] // the name this binary answers to
-	}
+func Spawn() (*Process, error) {
 	run.CloseInheritedDescriptors() // the supervisor, like the command, never holds its caller's pipes
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -127,10 +119,8 @@ func Spawn(argv []string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if name != "" {
-		cmd.Args[0] = name
-	}
+	cmd := exec.Command("/proc/self/exe", Command)
+	cmd.Args[0] = os.Args[0]            // the name this binary answers to
 	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/run"
 )
 
@@ -109,9 +109,9 @@ func serve(conn *net.UnixConn) error {
 	defer stopSignals()
 
 	var live io.Writer
-	var async *result.AsyncWriter
+	var async *livequeue.Writer
 	if spec.Live {
-		async = result.NewAsyncWriter(ev, liveQueueBytes)
+		async = livequeue.New(ev, liveQueueBytes)
 		live = async
 	}
 	out := newOutput(spec.Output, live)

@@ -218,7 +218,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestUnusedSupervisorExits(t *testing.T) {
-	p, err := Spawn(nil)
+	p, err := Spawn()
 	if err != nil {
 		t.Fatal(err)
 	}

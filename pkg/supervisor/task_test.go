@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -66,7 +67,8 @@ func TestTaskRecordsCompletion(t *testing.T) {
 		got.Summary == nil || got.Summary.Text != "out\n" {
 		t.Fatalf("record %+v, %v", got, err)
 	}
-	if r := tasks.Result(got, false); r.Exit != 4 || r.Details.TaskID != rec.TaskID {
-		t.Errorf("result exit %d, details %+v", r.Exit, r.Details)
+	if r := tasks.Result(got, false); r.Details.Status != result.StatusExited || r.Details.ExitCode == nil ||
+		*r.Details.ExitCode != 4 || r.Details.TaskID != rec.TaskID {
+		t.Errorf("result details %+v", r.Details)
 	}
 }

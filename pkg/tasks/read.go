@@ -15,19 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sanitize"
 	"github.com/agentbash/agentbash/pkg/sink"
-)
-
-// Texts of reads and task results (SPEC §8).
-const (
-	NoNewOutput  = "(no new output)"
-	textStarted  = "Started task %s (pid %d): %s"
-	textRunning  = "Task %s is running (pid %d): %s"
-	textSkipped  = "[Skipped %s since the last read. Full: artifact://%s]"
-	textKilled   = "[Task killed by %s]"
-	textLifetime = "[Task killed after tasks.maxLifetime (%s seconds)]"
-	textKill     = "Killed task %s (pid %d): %s"
-	textNotKill  = "Task %s had already ended (%s): nothing to kill"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // PollInterval is how often waits look at a task's record and artifact.
@@ -98,7 +88,7 @@ func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (R
 		rd.Lossy, rd.Skipped = true, lo-off+int64(start)
 	}
 	var text bytes.Buffer
-	z := sink.NewSanitizer(&text)
+	z := sanitize.NewWriter(&text)
 	_, _ = z.Write(buf[start:end])
 	_ = z.Close()
 	t := text.Bytes()
@@ -122,7 +112,7 @@ func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (R
 // still being written is read as far as it goes (a prompt, a progress line).
 func safeEnd(b []byte) int {
 	end := len(b)
-	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && len(b)-i <= sink.MaxEscapeBytes && !escapeEnded(b[i:]) {
+	if i := bytes.LastIndexByte(b, 0x1b); i >= 0 && len(b)-i <= sanitize.MaxEscapeBytes && !escapeEnded(b[i:]) {
 		end = i
 	}
 	// Back off over an incomplete character at the end.
@@ -297,9 +287,9 @@ func Result(rec Record, started bool) result.Result {
 			d.NormalizedCommand = rec.NormalizedCommand
 		}
 		d.DurationMs = time.Since(rec.StartedAt).Milliseconds()
-		format := textRunning
+		format := texts.TaskRunning
 		if started {
-			format = textStarted
+			format = texts.TaskStarted
 		}
 		r = result.Result{Details: d}
 		r.Output = fmt.Sprintf(format, rec.TaskID, rec.Pid, rec.Command)
@@ -313,10 +303,10 @@ func Result(rec Record, started bool) result.Result {
 			o := *rec.Outcome
 			in.Outcome, in.Summary, in.Duration = &o, rec.Summary, o.Duration
 			if rec.KillSignal > 0 {
-				in.KillSignal = rec.KillSignal
-				in.Killed = fmt.Sprintf(textKilled, unix.SignalName(syscall.Signal(rec.KillSignal)))
+				in.KillSignal = syscall.Signal(rec.KillSignal)
+				in.Killed = fmt.Sprintf(texts.TaskKilledBy, unix.SignalName(in.KillSignal))
 				if rec.LifetimeExceeded {
-					in.Killed = fmt.Sprintf(textLifetime, result.FormatSeconds(rec.MaxLifetime))
+					in.Killed = fmt.Sprintf(texts.TaskLifetime, result.FormatSeconds(rec.MaxLifetime))
 				}
 			}
 		default:
@@ -349,7 +339,7 @@ func ReadResult(rd Read) result.Result {
 	r := Result(rd.Record, false)
 	body := strings.TrimSuffix(rd.Text, "\n")
 	if body == "" {
-		body = NoNewOutput
+		body = texts.NoNewOutput
 	}
 	var footer []string
 	if !rd.Record.Running() {
@@ -368,14 +358,11 @@ func ReadResult(rd Read) result.Result {
 		}
 	}
 	if rd.Lossy {
-		footer = append(footer, fmt.Sprintf(textSkipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
+		footer = append(footer, fmt.Sprintf(texts.ReadSkipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
 		r.Details.Lossy, r.Details.SkippedBytes = true, rd.Skipped
 	}
 	r.Output, r.Footer = body, footer
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
-	if rd.Record.Running() {
-		r.Exit = 0
-	}
 	return r
 }
 
@@ -384,12 +371,12 @@ func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)
 	r.Details.Killed = &killed
 	if killed {
-		r.Output = fmt.Sprintf(textKill, rec.TaskID, rec.Pid, rec.Command)
+		r.Output = fmt.Sprintf(texts.TaskKill, rec.TaskID, rec.Pid, rec.Command)
 	} else {
-		r.Output = fmt.Sprintf(textNotKill, rec.TaskID, r.Details.Status)
+		r.Output = fmt.Sprintf(texts.TaskNothingKill, rec.TaskID, r.Details.Status)
 	}
 	r.Footer = nil
-	r.IsError, r.Exit = false, 0
+	r.IsError = false
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
 	return r
 }

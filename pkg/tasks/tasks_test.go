@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 func TestValidID(t *testing.T) {
@@ -184,8 +186,8 @@ func TestReadOutputLossy(t *testing.T) {
 	if rd, _ := s.ReadOutput(rec.TaskID, DefaultReader, 100, 0); rd.Text != "" || rd.Lossy {
 		t.Errorf("second read: %+v", rd)
 	}
-	if got := ReadResult(Read{Record: rec}).Text(); got != NoNewOutput {
-		t.Errorf("empty read text %q, want %q", got, NoNewOutput)
+	if got := ReadResult(Read{Record: rec}).Text(); got != texts.NoNewOutput {
+		t.Errorf("empty read text %q, want %q", got, texts.NoNewOutput)
 	}
 }
 

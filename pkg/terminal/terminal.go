@@ -1,15 +1,21 @@
-package result
+// Package terminal writes results and live output for a person at a terminal (SPEC §3.10): the output
+// live as it arrives, each line clamped, or the rolling `--preview`, then a footer.
+package terminal
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"time"
-	"unicode"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/livequeue"
+	"github.com/agentbash/agentbash/pkg/result"
 )
 
-// TerminalOptions shapes the text format on a terminal (SPEC §3.10).
-type TerminalOptions struct {
+// Options shapes the text format on a terminal (SPEC §3.10).
+type Options struct {
 	// Preview > 0 shows only the last Preview lines of the output, after a line saying how many were hidden.
 	Preview int
 	// Roll redraws the preview in place while the command runs (cursor movement: not for TERM=dumb).
@@ -21,27 +27,27 @@ type TerminalOptions struct {
 	Cols, Rows int
 }
 
-// Terminal is the text format for a person at a terminal: the output live as it arrives (through a queue,
+// View is the text format for a person at a terminal: the output live as it arrives (through a queue,
 // so a slow terminal never slows the command; each line clamped at LiveLineMax characters), or with
 // --preview the last N lines rolling in place, then a footer: the status and notice lines of SPEC §3.9 and
 // a summary line naming what happened, with the duration, the timeout and the warnings.
-type Terminal struct {
+type View struct {
 	w     io.Writer
-	opt   TerminalOptions
-	async *AsyncWriter
+	opt   Options
+	async *livequeue.Writer
 	clamp *LineClamp
 	roll  *Roller
 }
 
-// NewTerminal returns a Terminal writing to w, which must be a terminal.
-func NewTerminal(w io.Writer, opt TerminalOptions) *Terminal { return &Terminal{w: w, opt: opt} }
+// New returns a View writing to w, which must be a terminal.
+func New(w io.Writer, opt Options) *View { return &View{w: w, opt: opt} }
 
 // liveQueueBytes bounds the live view's queue.
 const liveQueueBytes = 1 << 20
 
-// Live returns the writer for the live view (the pipeline's Options.Live): sanitized output as it
+// Live returns the writer for the live view (fed by the pipeline's Observer): sanitized output as it
 // arrives. Without it the output is printed once, by Finish. Write never blocks on the terminal.
-func (t *Terminal) Live() io.Writer {
+func (t *View) Live() io.Writer {
 	switch {
 	case t.opt.Preview > 0 && t.opt.Roll:
 		if t.roll == nil {
@@ -52,7 +58,7 @@ func (t *Terminal) Live() io.Writer {
 		return nil // the preview is printed at the end
 	}
 	if t.clamp == nil {
-		t.async = NewAsyncWriter(t.w, liveQueueBytes)
+		t.async = livequeue.New(t.w, liveQueueBytes)
 		t.clamp = NewLineClamp(t.async, LiveLineMax)
 	}
 	return t.clamp
@@ -60,7 +66,7 @@ func (t *Terminal) Live() io.Writer {
 
 // Finish ends the live view and writes the rest of r: the output unless it was streamed, the status and
 // notice lines, the summary line (`exit 3 · 1.2s · timeout 300s`) and one line per warning.
-func (t *Terminal) Finish(r Result) error {
+func (t *View) Finish(r result.Result) error {
 	endedLine, erased := false, false
 	if t.clamp != nil {
 		endedLine = t.clamp.Flush()
@@ -70,7 +76,7 @@ func (t *Terminal) Finish(r Result) error {
 		erased = t.roll.Close()
 	}
 	var b strings.Builder
-	if r.Details.Cancelled && r.CancelSignal == "SIGINT" && !endedLine && !erased {
+	if r.Details.Cancelled && r.CancelSignal == unix.SIGINT && !endedLine && !erased {
 		// The terminal echoed ^C where the cursor was; the cancel line starts on a line of its own.
 		b.WriteString("\n")
 	}
@@ -89,7 +95,7 @@ func (t *Terminal) Finish(r Result) error {
 		if t.opt.Preview > 0 {
 			cp := r
 			cp.Footer = nil
-			out = previewed(cp, t.opt.Preview)
+			out = cp.Preview(t.opt.Preview)
 		}
 		clamp := NewLineClamp(&b, LiveLineMax)
 		_, _ = clamp.Write([]byte(out))
@@ -108,14 +114,14 @@ func (t *Terminal) Finish(r Result) error {
 	}
 	meta := (time.Duration(r.Details.DurationMs) * time.Millisecond).String()
 	if !r.Details.TimedOut {
-		meta += " · timeout " + FormatSeconds(r.Details.TimeoutSeconds) + "s"
+		meta += " · timeout " + result.FormatSeconds(r.Details.TimeoutSeconds) + "s"
 	}
 	if r.Details.ArtifactID != "" {
 		meta += " · artifact://" + r.Details.ArtifactID
 	}
 	b.WriteString(status + paint("2", " · "+meta) + "\n")
 	for _, warn := range r.Details.Warnings {
-		b.WriteString(paint("33", "warning: "+oneLine(warn)) + "\n")
+		b.WriteString(paint("33", "warning: "+result.OneLine(warn)) + "\n")
 	}
 	_, err := io.WriteString(t.w, b.String())
 	return err
@@ -124,47 +130,23 @@ func (t *Terminal) Finish(r Result) error {
 // StatusWords names what happened, for the summary line of the terminal footer: `exit 3`,
 // `timed out after 5s`, `cancelled (SIGINT)`, `killed by SIGKILL`, `blocked`, `not run`,
 // `no exit status`. A timeout or a cancel is never named by the signal agentbash sent (SPEC §3.10).
-func StatusWords(r Result) string {
+func StatusWords(r result.Result) string {
 	d := r.Details
 	switch {
 	case d.TimedOut:
-		return "timed out after " + FormatSeconds(d.TimeoutSeconds) + "s"
-	case d.Cancelled && r.CancelSignal != "":
-		return "cancelled (" + r.CancelSignal + ")"
+		return "timed out after " + result.FormatSeconds(d.TimeoutSeconds) + "s"
+	case d.Cancelled && r.CancelSignal != 0:
+		return "cancelled (" + unix.SignalName(r.CancelSignal) + ")"
 	case d.Cancelled:
 		return "cancelled"
-	case d.Status == StatusBlocked:
+	case d.Status == result.StatusBlocked:
 		return "blocked"
-	case d.Status == StatusError:
+	case d.Status == result.StatusError:
 		return "not run"
-	case d.Status == StatusSignaled:
+	case d.Status == result.StatusSignaled:
 		return "killed by " + d.Signal
 	case d.ExitCode != nil:
 		return fmt.Sprintf("exit %d", *d.ExitCode)
 	}
 	return "no exit status"
-}
-
-// WarningPrefix starts each warning line on stderr.
-const WarningPrefix = "agentbash: warning: "
-
-// WriteWarnings writes each warning on a line of its own, `agentbash: warning: …`, with any control
-// characters in it (a newline from an error text) turned into spaces, so one warning is one line.
-func WriteWarnings(w io.Writer, warnings []string) error {
-	var b strings.Builder
-	for _, warn := range warnings {
-		b.WriteString(WarningPrefix + oneLine(warn) + "\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// oneLine turns the control characters of s into spaces.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -1,4 +1,6 @@
-package result
+// Package livequeue passes live output on to a writer that may be slow (a terminal, a client's socket)
+// without ever blocking the one who writes: a bounded queue that drops the oldest lines when full.
+package livequeue
 
 import (
 	"bytes"
@@ -7,12 +9,12 @@ import (
 	"sync"
 )
 
-// AsyncWriter passes writes to an underlying writer from its own goroutine, so a slow terminal never slows
-// the reading of the command's output pipe (which would let the bounded drain of SPEC §3.7 cut the stream).
-// At most max bytes wait in its queue; past that, the oldest queued lines are dropped — the newest output
-// matters most — and a marker in the live view says how many bytes it skipped. Write never blocks and
-// never fails.
-type AsyncWriter struct {
+// Writer passes writes to an underlying writer from its own goroutine, so a slow terminal or client never
+// slows the reading of the command's output pipe (which would let the bounded drain of SPEC §3.7 cut the
+// stream). At most max bytes wait in its queue; past that, the oldest queued lines are dropped — the newest
+// output matters most — and a marker in the live view says how many bytes it skipped.
+// Write never blocks and never fails.
+type Writer struct {
 	w       io.Writer
 	max     int
 	mu      sync.Mutex
@@ -24,16 +26,16 @@ type AsyncWriter struct {
 	done    chan struct{}
 }
 
-// NewAsyncWriter starts an AsyncWriter for w with a queue of at most max bytes.
-func NewAsyncWriter(w io.Writer, max int) *AsyncWriter {
-	a := &AsyncWriter{w: w, max: max, done: make(chan struct{})}
+// New starts a Writer for w with a queue of at most max bytes.
+func New(w io.Writer, max int) *Writer {
+	a := &Writer{w: w, max: max, done: make(chan struct{})}
 	a.wake = sync.NewCond(&a.mu)
 	go a.loop()
 	return a
 }
 
 // Write queues p, or drops it when the queue is full. It always reports len(p), nil.
-func (a *AsyncWriter) Write(p []byte) (int, error) {
+func (a *Writer) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -53,7 +55,7 @@ func (a *AsyncWriter) Write(p []byte) (int, error) {
 }
 
 // Close writes what is queued and stops the goroutine; it returns when everything was written.
-func (a *AsyncWriter) Close() error {
+func (a *Writer) Close() error {
 	a.mu.Lock()
 	if !a.closed {
 		a.closed = true
@@ -64,7 +66,7 @@ func (a *AsyncWriter) Close() error {
 	return nil
 }
 
-func (a *AsyncWriter) loop() {
+func (a *Writer) loop() {
 	defer close(a.done)
 	failed := false
 	for {

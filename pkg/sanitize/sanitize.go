@@ -1,14 +1,39 @@
-package sink
+// Package sanitize turns a command's raw output bytes into the text the model is shown (SPEC §3.8), as a
+// stream with bounded memory: valid UTF-8 (U+FFFD for invalid bytes), escape sequences removed, CRLF → LF,
+// a bare CR discarding the run it overwrites, other controls removed.
+//
+// Two forms, the same rules: [State] is the state machine that the sink (pkg/sink) embeds and drives,
+// receiving the text through an [Emitter] without allocating; [NewWriter] is a streaming io.Writer filter,
+// used to print an artifact's text (`agentbash artifact ID`): the text whose lines the truncation notice
+// counts.
+//
+// The rules (all state carries across writes):
+//   - UTF-8 is decoded incrementally; each maximal invalid subpart becomes one U+FFFD (as the WHATWG
+//     decoder and Python do).
+//   - Complete escape sequences are removed: CSI (ESC [ … final 0x40–0x7E), OSC (ESC ] … BEL or ST),
+//     DCS/SOS/PM/APC (ESC P/X/^/_ … ST, BEL accepted too), ESC + intermediates + final, and two-byte
+//     ESC x. A sequence cut by an invalid byte (a C0 control inside it, for example), longer than
+//     [MaxEscapeBytes], or unterminated at the end is not removed: its ESC is dropped and the rest is
+//     text again. 8-bit C1 introducers are not interpreted (in UTF-8 they are U+0080–U+009F, removed
+//     as controls).
+//   - CRLF → LF. A bare CR followed by text discards the text before it on its line (since the line
+//     start or the previous CR; a run longer than [MaxOverwriteBytes] is kept), so only the final
+//     state of a progress bar stays. A CR followed by a newline, or at the end, discards nothing.
+//     (Applying the discard only when text follows keeps "100%\r" at the end of a stream.)
+//   - Other C0 controls (NUL included), DEL and C1 controls are removed; tab and newline stay. Binary
+//     detection (a NUL byte) is the sink's job.
+package sanitize
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"unicode/utf8"
 )
 
 // Bounds of the sanitizer. Both are part of what "the sanitized text" means, so the sink and
-// [NewSanitizer] (used by `agentbash artifact ID`) produce the same text for the same raw bytes.
+// [NewWriter] (used by `agentbash artifact ID`) produce the same text for the same raw bytes.
 const (
 	// MaxEscapeBytes bounds an escape sequence, ESC and terminator included. A sequence that is not
 	// complete within it (or is cut by an invalid byte, or by the end of the stream) is not removed: its
@@ -18,11 +43,14 @@ const (
 	// MaxOverwriteBytes bounds what a bare CR can discard. A CR followed by text discards the text of
 	// the current line back to the line start (or back to the previous CR) when that text is at most
 	// MaxOverwriteBytes long; a longer run is kept and the CR dropped. The bound keeps
-	// [NewSanitizer] streaming with bounded memory: it holds at most this much of a line.
+	// [NewWriter] streaming with bounded memory: it holds at most this much of a line.
 	MaxOverwriteBytes = 64 << 10
 )
 
-// Sanitizer states.
+// ErrClosed is returned by a [NewWriter] writer's Write after Close.
+var ErrClosed = errors.New("sanitize: write after close")
+
+// Machine states.
 const (
 	stGround   uint8 = iota
 	stEsc            // after ESC
@@ -41,28 +69,25 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// Shared byte strings handed to emitters (package-level so that passing them never allocates).
-var (
-	replacementChar = []byte("\uFFFD")
-	crByte          = []byte{'\r'}
-)
+// replacementChar is handed to emitters (package-level so that passing it never allocates).
+var replacementChar = []byte("\uFFFD")
 
-// emitter receives the sanitizer's output. Slices passed to it are only valid during the call.
-type emitter interface {
-	// text receives sanitized text; lastNL is the index of the last '\n' in b, or -1.
-	text(b []byte, lastNL int)
-	// cr reports a bare CR followed by text. n >= 0: the last n bytes emitted (the current run since
+// Emitter receives the sanitized text of a [State]. Slices passed to it are only valid during the call.
+type Emitter interface {
+	// Text receives sanitized text; lastNL is the index of the last '\n' in b, or -1.
+	Text(b []byte, lastNL int)
+	// CR reports a bare CR followed by text. n >= 0: the last n bytes emitted (the current run since
 	// the line start or the previous CR) are discarded. n < 0: that run was longer than
 	// MaxOverwriteBytes and is kept. Either way a new run starts.
-	cr(n int)
+	CR(n int)
 }
 
-// sanitizer is the byte-level state machine of SPEC §3.8: incremental UTF-8 decoding with U+FFFD for
-// invalid bytes (one per maximal invalid subpart, as the WHATWG decoder), removal of complete escape
-// sequences, CRLF → LF, bare-CR line discards, and removal of C0/C1 controls other than tab and newline.
-// All state carries across write calls; nothing allocates per byte.
-type sanitizer struct {
-	out emitter
+// State is the byte-level state machine of SPEC §3.8 (the rules in the package comment): it takes raw
+// bytes ([State.Write]) and passes the sanitized text to its [Emitter]. All state carries across Write
+// calls; nothing allocates. The zero value is not ready: call [State.Init] first. It is meant to be
+// embedded by value (it holds a MaxEscapeBytes buffer) and is not safe for concurrent use.
+type State struct {
+	out Emitter
 
 	// Bounds: MaxEscapeBytes and MaxOverwriteBytes (smaller in tests, to reach them with small inputs).
 	escMax, owMax int
@@ -83,8 +108,20 @@ type sanitizer struct {
 	seq          [MaxEscapeBytes]byte
 }
 
-// write sanitizes p.
-func (z *sanitizer) write(p []byte) {
+// Init readies z to pass its text to out, with the bounds [MaxEscapeBytes] and [MaxOverwriteBytes], or
+// smaller ones where escMax or owMax is > 0 and below them (tests reach the bounds with small inputs).
+func (z *State) Init(out Emitter, escMax, owMax int) {
+	*z = State{out: out, escMax: MaxEscapeBytes, owMax: MaxOverwriteBytes}
+	if escMax > 0 && escMax < MaxEscapeBytes {
+		z.escMax = escMax
+	}
+	if owMax > 0 && owMax < MaxOverwriteBytes {
+		z.owMax = owMax
+	}
+}
+
+// Write sanitizes p.
+func (z *State) Write(p []byte) {
 	for i := 0; i < len(p); {
 		if z.state != stGround {
 			i += z.escape(p[i:])
@@ -149,7 +186,7 @@ func (z *sanitizer) write(p []byte) {
 }
 
 // lead starts a multi-byte character at c (not ASCII).
-func (z *sanitizer) lead(c byte) {
+func (z *State) lead(c byte) {
 	z.lower, z.upper = 0x80, 0xbf
 	switch {
 	case c >= 0xc2 && c <= 0xdf:
@@ -175,13 +212,13 @@ func (z *sanitizer) lead(c byte) {
 }
 
 // invalid ends a character that cannot be completed: one U+FFFD for the bytes held.
-func (z *sanitizer) invalid() {
+func (z *State) invalid() {
 	z.need, z.npend = 0, 0
 	z.emit(replacementChar)
 }
 
 // hold keeps byte c of an escape sequence in case the sequence turns back into text.
-func (z *sanitizer) hold(c byte) {
+func (z *State) hold(c byte) {
 	z.seq[z.seqLen] = c
 	z.seqLen++
 	z.seqN++
@@ -189,7 +226,7 @@ func (z *sanitizer) hold(c byte) {
 
 // escape consumes bytes of an escape sequence from p and returns how many it took. It stops after
 // the sequence ends (state ground) or before a byte that aborts it.
-func (z *sanitizer) escape(p []byte) int {
+func (z *State) escape(p []byte) int {
 	for i, c := range p {
 		if z.seqN >= z.escMax {
 			z.abort() // c would make the sequence too long
@@ -262,13 +299,13 @@ func (z *sanitizer) escape(p []byte) int {
 
 // abort gives up the current escape sequence: its ESC is dropped and the bytes after it are text.
 // An ESC inside a control string that did not start ST starts a new sequence.
-func (z *sanitizer) abort() {
+func (z *State) abort() {
 	inner := z.state == stStrEsc
 	n := z.seqLen
 	z.state, z.seqN, z.seqLen = stGround, 0, 0
 	// The held bytes contain no ESC and no C0 control, so this never re-enters an escape state
 	// and never touches z.seq while reading it.
-	z.write(z.seq[:n])
+	z.Write(z.seq[:n])
 	if inner {
 		if z.need > 0 {
 			z.invalid() // the ESC ends a character the held bytes left incomplete
@@ -277,9 +314,9 @@ func (z *sanitizer) abort() {
 	}
 }
 
-// flush ends the stream: an unterminated sequence becomes text, an incomplete character becomes
+// Flush ends the stream: an unterminated sequence becomes text, an incomplete character becomes
 // U+FFFD, and a pending CR is dropped.
-func (z *sanitizer) flush() {
+func (z *State) Flush() {
 	for z.state != stGround {
 		z.abort()
 	}
@@ -291,14 +328,14 @@ func (z *sanitizer) flush() {
 
 // emit passes sanitized text on, first resolving a pending CR: followed by '\n' it is dropped
 // (CRLF → LF); followed by other text it discards the current run.
-func (z *sanitizer) emit(b []byte) {
+func (z *State) emit(b []byte) {
 	if z.crPending {
 		z.crPending = false
 		if b[0] != '\n' {
 			if z.run <= z.owMax {
-				z.out.cr(z.run)
+				z.out.CR(z.run)
 			} else {
-				z.out.cr(-1)
+				z.out.CR(-1)
 			}
 			z.run = 0
 		}
@@ -309,30 +346,30 @@ func (z *sanitizer) emit(b []byte) {
 	} else {
 		z.run += len(b)
 	}
-	z.out.text(b, k)
+	z.out.Text(b, k)
 }
 
-// NewSanitizer returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes
+// NewWriter returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes
 // the text to w: the same text the sink shows and counts. It holds at most one run of a line
 // ([MaxOverwriteBytes]) plus a small buffer, and writes to w at the end of each Write. Close
 // flushes what is pending (an unterminated escape sequence becomes text, an incomplete character
 // U+FFFD) but does not close w. A NUL byte is removed like any other control character; binary
 // detection is the sink's job. Write and Close return the first error of w.
-func NewSanitizer(w io.Writer) io.WriteCloser {
-	return newSanitizeWriter(w, MaxEscapeBytes, MaxOverwriteBytes)
+func NewWriter(w io.Writer) io.WriteCloser {
+	return newWriter(w, MaxEscapeBytes, MaxOverwriteBytes)
 }
 
-func newSanitizeWriter(w io.Writer, escMax, owMax int) *sanitizeWriter {
-	sw := &sanitizeWriter{out: bufio.NewWriterSize(w, 32<<10)}
-	sw.z.out, sw.z.escMax, sw.z.owMax = sw, escMax, owMax
+func newWriter(w io.Writer, escMax, owMax int) *writer {
+	sw := &writer{out: bufio.NewWriterSize(w, 32<<10)}
+	sw.z.Init(sw, escMax, owMax)
 	return sw
 }
 
-// sanitizeWriter implements NewSanitizer. run holds the current run of the line (since the line
+// writer implements NewWriter. run holds the current run of the line (since the line
 // start or the last CR) while it is at most MaxOverwriteBytes, since a CR may still discard it;
 // past that the run is written through.
-type sanitizeWriter struct {
-	z       sanitizer
+type writer struct {
+	z       State
 	out     *bufio.Writer // committed text; its error is sticky
 	run     []byte
 	through bool // the current run is longer than MaxOverwriteBytes: pass it through
@@ -340,14 +377,14 @@ type sanitizeWriter struct {
 	closed  bool
 }
 
-func (sw *sanitizeWriter) Write(p []byte) (int, error) {
+func (sw *writer) Write(p []byte) (int, error) {
 	if sw.err != nil {
 		return 0, sw.err
 	}
 	if sw.closed {
 		return 0, ErrClosed
 	}
-	sw.z.write(p)
+	sw.z.Write(p)
 	sw.drain()
 	if sw.err != nil {
 		return 0, sw.err
@@ -355,19 +392,20 @@ func (sw *sanitizeWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (sw *sanitizeWriter) Close() error {
+func (sw *writer) Close() error {
 	if sw.closed {
 		return sw.err
 	}
 	sw.closed = true
-	sw.z.flush()
+	sw.z.Flush()
 	sw.put(sw.run)
 	sw.run = sw.run[:0]
 	sw.drain()
 	return sw.err
 }
 
-func (sw *sanitizeWriter) text(b []byte, lastNL int) {
+// Text takes sanitized text (Emitter).
+func (sw *writer) Text(b []byte, lastNL int) {
 	if lastNL >= 0 {
 		sw.put(sw.run)
 		sw.run = sw.run[:0]
@@ -389,20 +427,21 @@ func (sw *sanitizeWriter) text(b []byte, lastNL int) {
 	}
 }
 
-func (sw *sanitizeWriter) cr(n int) {
+// CR takes a bare CR's discard (Emitter).
+func (sw *writer) CR(n int) {
 	if n >= 0 {
 		sw.run = sw.run[:len(sw.run)-n] // n == len(sw.run): the sanitizer counts the same run
 	}
 	sw.through = false
 }
 
-func (sw *sanitizeWriter) put(b []byte) {
+func (sw *writer) put(b []byte) {
 	if sw.err == nil {
 		_, sw.err = sw.out.Write(b)
 	}
 }
 
-func (sw *sanitizeWriter) drain() {
+func (sw *writer) drain() {
 	if sw.err == nil {
 		sw.err = sw.out.Flush()
 	}

@@ -1,50 +1,59 @@
-package result
+package terminal
 
 import (
 	"bytes"
 	"errors"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
+func base() result.Input {
+	return result.Input{Command: "cmd", Cwd: "/w", Shell: "/bin/bash", TimeoutSeconds: 300, Head: -1, Tail: -1,
+		MaxBytes: 51200, NonZeroExit: result.NonZeroError}
+}
+
 func TestStatusWords(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		in   func(*Input)
+		in   func(*result.Input)
 		want string
 	}{
-		{"exit 0", func(in *Input) { in.Outcome = &run.Outcome{ExitCode: 0} }, "exit 0"},
-		{"exit 3", func(in *Input) { in.Outcome = &run.Outcome{ExitCode: 3} }, "exit 3"},
-		{"timeout", func(in *Input) {
+		{"exit 0", func(in *result.Input) { in.Outcome = &run.Outcome{ExitCode: 0} }, "exit 0"},
+		{"exit 3", func(in *result.Input) { in.Outcome = &run.Outcome{ExitCode: 3} }, "exit 3"},
+		{"timeout", func(in *result.Input) {
 			in.TimeoutSeconds = 5
 			in.Outcome = &run.Outcome{TimedOut: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 		}, "timed out after 5s"},
-		{"timeout fraction", func(in *Input) {
+		{"timeout fraction", func(in *result.Input) {
 			in.TimeoutSeconds = 1.5
 			in.Outcome = &run.Outcome{TimedOut: true, ExitCode: -1, Signal: "SIGKILL", SignalNumber: 9}
 		}, "timed out after 1.5s"},
-		{"ctrl-c", func(in *Input) {
+		{"ctrl-c", func(in *result.Input) {
 			in.CancelSignal = 2
 			in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 		}, "cancelled (SIGINT)"},
-		{"hangup", func(in *Input) {
+		{"hangup", func(in *result.Input) {
 			in.CancelSignal = 1
 			in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 		}, "cancelled (SIGHUP)"},
-		{"cancelled, no signal known", func(in *Input) {
+		{"cancelled, no signal known", func(in *result.Input) {
 			in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 		}, "cancelled"},
-		{"signal death", func(in *Input) {
+		{"signal death", func(in *result.Input) {
 			in.Outcome = &run.Outcome{ExitCode: -1, Signal: "SIGKILL", SignalNumber: 9}
 		}, "killed by SIGKILL"},
-		{"missing status", func(in *Input) { in.Outcome = &run.Outcome{ExitCode: -1} }, "no exit status"},
-		{"blocked", func(in *Input) { in.Blocked = &intercept.Block{Tool: "read", Message: "Use read.", Pattern: "^cat"} }, "blocked"},
-		{"not run", func(in *Input) { in.Err = errors.New("Working directory does not exist: /x") }, "not run"},
-		{"head closed the pipe", func(in *Input) {
+		{"missing status", func(in *result.Input) { in.Outcome = &run.Outcome{ExitCode: -1} }, "no exit status"},
+		{"blocked", func(in *result.Input) {
+			in.Blocked = &intercept.Block{Tool: "read", Message: "Use read.", Pattern: "^cat"}
+		}, "blocked"},
+		{"not run", func(in *result.Input) { in.Err = errors.New("Working directory does not exist: /x") }, "not run"},
+		{"head closed the pipe", func(in *result.Input) {
 			in.Head = 5
 			in.Outcome = &run.Outcome{OutputClosed: true, ExitCode: -1, Signal: "SIGPIPE", SignalNumber: 13}
 			in.Summary = &sink.Summary{Text: "y\n", HeadLimitReached: true}
@@ -53,7 +62,7 @@ func TestStatusWords(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := base()
 			tc.in(&in)
-			if got := StatusWords(Build(in)); got != tc.want {
+			if got := StatusWords(result.Build(in)); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
@@ -68,7 +77,7 @@ func TestTerminalFooter(t *testing.T) {
 	in.Summary = &sink.Summary{Text: "started\n"}
 	in.Warnings = []string{"two\nlines"}
 	var b bytes.Buffer
-	if err := NewTerminal(&b, TerminalOptions{}).Finish(Build(in)); err != nil {
+	if err := New(&b, Options{}).Finish(result.Build(in)); err != nil {
 		t.Fatal(err)
 	}
 	want := "[Command timed out after 5 seconds]\nstarted\ntimed out after 5s · 0s\nwarning: two lines\n"
@@ -80,19 +89,19 @@ func TestTerminalFooter(t *testing.T) {
 // TestTerminalCancelLine: after Ctrl-C the terminal has echoed ^C where the cursor was; the cancel line
 // must start on a line of its own, with no blank line when the output had stopped mid-line.
 func TestTerminalCancelLine(t *testing.T) {
-	cancelled := func(sig int, text string) Result {
+	cancelled := func(sig syscall.Signal, text string) result.Result {
 		in := base()
 		in.CancelSignal = sig
 		in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 		in.Summary = &sink.Summary{Text: text}
-		r := Build(in)
+		r := result.Build(in)
 		r.Streamed = true
 		return r
 	}
 	for _, tc := range []struct {
 		name     string
 		streamed string // what the live view got; "-" for no live view
-		sig      int
+		sig      syscall.Signal
 		want     string
 	}{
 		{"after a whole line", "started\n", 2, "started\n\n[Command cancelled]\ncancelled (SIGINT)"},
@@ -103,7 +112,7 @@ func TestTerminalCancelLine(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer
-			term := NewTerminal(&b, TerminalOptions{})
+			term := New(&b, Options{})
 			r := cancelled(tc.sig, tc.streamed)
 			if tc.streamed == "-" {
 				r = cancelled(tc.sig, "")
@@ -123,8 +132,8 @@ func TestTerminalColourOnlyWhenAsked(t *testing.T) {
 	in := base()
 	in.Outcome = &run.Outcome{ExitCode: 3}
 	var plain, colour bytes.Buffer
-	NewTerminal(&plain, TerminalOptions{}).Finish(Build(in))
-	NewTerminal(&colour, TerminalOptions{Color: true}).Finish(Build(in))
+	New(&plain, Options{}).Finish(result.Build(in))
+	New(&colour, Options{Color: true}).Finish(result.Build(in))
 	if strings.Contains(plain.String(), "\x1b") {
 		t.Errorf("escape codes without colour: %q", plain.String())
 	}
@@ -141,17 +150,20 @@ func TestTerminalPreviewKeepsFirstLine(t *testing.T) {
 	in.Outcome = &run.Outcome{Cancelled: true, ExitCode: -1, Signal: "SIGTERM", SignalNumber: 15}
 	in.Summary = &sink.Summary{Text: "1\n2\n3\n4\n5\n"}
 	var b bytes.Buffer
-	NewTerminal(&b, TerminalOptions{Preview: 2}).Finish(Build(in))
+	New(&b, Options{Preview: 2}).Finish(result.Build(in))
 	want := "[Command cancelled]\n[3 earlier lines hidden; showing the last 2]\n4\n5\ncancelled (SIGTERM) · "
 	if !strings.HasPrefix(b.String(), want) {
 		t.Errorf("got %q, want prefix %q", b.String(), want)
 	}
 }
 
-func TestWriteWarnings(t *testing.T) {
+func TestLineClamp(t *testing.T) {
 	var b bytes.Buffer
-	WriteWarnings(&b, []string{"a", "b\nc\x1b[31m"})
-	want := "agentbash: warning: a\nagentbash: warning: b c [31m\n"
+	c := NewLineClamp(&b, 5)
+	c.Write([]byte("abcdefgh\nxy"))
+	c.Write([]byte("zéééé\nok"))
+	c.Flush()
+	want := "abcde… [3 chars omitted]\nxyzéé… [2 chars omitted]\nok\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
 	}

@@ -1,0 +1,14 @@
+package sanitize
+
+import "io"
+
+// NewWriterBounds is NewWriter with smaller bounds, for the fuzzer.
+func NewWriterBounds(w io.Writer, escMax, owMax int) io.WriteCloser {
+	return newWriter(w, escMax, owMax)
+}
+
+// Held is the length and capacity of the line run w holds back (w from NewWriter).
+func Held(w io.WriteCloser) (n, c int) {
+	run := w.(*writer).run
+	return len(run), cap(run)
+}

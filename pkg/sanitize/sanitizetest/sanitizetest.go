@@ -1,0 +1,271 @@
+// Package sanitizetest holds what the tests of the packages that sanitize share (pkg/sanitize, pkg/sink):
+// a naive reference model of SPEC §3.8 to check the streaming code against, the table of cases, fuzz
+// seeds, typical inputs for benchmarks, and a check that a text is clean.
+package sanitizetest
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/sanitize"
+)
+
+// Case is raw input, split into writes, and the sanitized text it gives.
+type Case struct {
+	Name string
+	In   []string
+	Want string
+}
+
+// Cases cover every rule of SPEC §3.8 and the bounds, each at least once split across writes.
+var Cases = []Case{
+	{"plain", []string{"hello\n"}, "hello\n"},
+	{"empty", nil, ""},
+	{"CSI colours", []string{"\x1b[31mred\x1b[0m \x1b[1;32mgreen\x1b[m\n"}, "red green\n"},
+	{"CSI private and erase", []string{"\x1b[?25l\x1b[2K\x1b[1Gok\x1b[?25h"}, "ok"},
+	{"CSI split across writes", []string{"a\x1b", "[3", "1", "mb"}, "ab"},
+	{"OSC 8 hyperlink BEL", []string{"\x1b]8;;https://example.com/é\x07link\x1b]8;;\x07\n"}, "link\n"},
+	{"OSC 8 hyperlink ST", []string{"\x1b]8;id=1;https://example.com\x1b\\link\x1b]8;;\x1b\\\n"}, "link\n"},
+	{"OSC ST split", []string{"a\x1b]0;title\x1b", "\\b"}, "ab"},
+	{"OSC title", []string{"\x1b]0;my title\x07text"}, "text"},
+	{"DCS", []string{"\x1bPq#0;2;0;0;0#1!6~-\x1b\\after"}, "after"},
+	{"SOS PM APC", []string{"\x1bXsos\x1b\\\x1b^pm\x1b\\\x1b_apc\x1b\\x"}, "x"},
+	{"two-byte", []string{"\x1b7save\x1b8\x1b=\x1b>\x1bM\x1bc"}, "save"},
+	{"charset", []string{"a\x1b(Bb\x1b)0c"}, "abc"},
+	{"lone ST", []string{"a\x1b\\b"}, "ab"},
+	{"unterminated at end", []string{"abc\x1b[31"}, "abc[31"},
+	{"unterminated OSC at end", []string{"abc\x1b]0;ti"}, "abc]0;ti"},
+	{"lone ESC at end", []string{"abc\x1b"}, "abc"},
+	{"ESC ESC", []string{"a\x1b\x1b[1mb"}, "ab"},
+	{"CSI cut by newline", []string{"\x1b[12\nx"}, "[12\nx"},
+	{"CSI cut by ESC", []string{"\x1b[12\x1b[0mx"}, "[12x"},
+	{"OSC cut by newline", []string{"\x1b]0;title\nnext line\n"}, "]0;title\nnext line\n"},
+	{"OSC cut by ESC inside a character", []string{"\x1b]\xc3\x1b\x9fx"}, "]\uFFFD\uFFFDx"},
+	{"OSC cut by other ESC", []string{"\x1b]0;t\x1b[1mx"}, "]0;tx"},
+	{"ESC with bad byte", []string{"a\x1b\x01b"}, "ab"},
+	{"escape bound: too long is text", []string{"\x1b]" + strings.Repeat("x", 5000) + "\x07\n"}, "]" + strings.Repeat("x", 5000) + "\n"},
+	{"escape bound: longest removed", []string{"\x1b]" + strings.Repeat("x", sanitize.MaxEscapeBytes-3) + "\x07ok"}, "ok"},
+	{"escape bound: one over", []string{"\x1b]" + strings.Repeat("x", sanitize.MaxEscapeBytes-2) + "\x07ok"}, "]" + strings.Repeat("x", sanitize.MaxEscapeBytes-2) + "ok"},
+	{"escape bound: ST at the edge", []string{"\x1b]" + strings.Repeat("y", sanitize.MaxEscapeBytes-4) + "\x1b\\ok"}, "ok"},
+	{"escape bound: ST one over", []string{"\x1b]" + strings.Repeat("y", sanitize.MaxEscapeBytes-3) + "\x1b\\ok"}, "]" + strings.Repeat("y", sanitize.MaxEscapeBytes-3) + "ok"},
+	{"CRLF", []string{"a\r\nb\r\n"}, "a\nb\n"},
+	{"CRLF split", []string{"a\r", "\nb\r", "\n"}, "a\nb\n"},
+	{"CR overwrite", []string{"p 10%\rp 100%\x1b[K\n"}, "p 100%\n"},
+	{"CR overwrite split", []string{"p 10%", "\r", "p 100%\n"}, "p 100%\n"},
+	{"CR progress", []string{"\r 1%\r 50%\r100%\ndone\n"}, "100%\ndone\n"},
+	{"CR at end kept", []string{"done\r"}, "done"},
+	{"CR then erase then newline", []string{"p 100%\r\x1b[K\n"}, "p 100%\n"},
+	{"CR CR LF", []string{"a\r\r\nb"}, "a\nb"},
+	{"CR only touches its line", []string{"one\ntwo\rTWO\n"}, "one\nTWO\n"},
+	{"CR then tab", []string{"abc\r\tx"}, "\tx"},
+	{"tab kept", []string{"a\tb\n"}, "a\tb\n"},
+	{"BEL removed", []string{"a\x07b"}, "ab"},
+	{"C0 and DEL removed", []string{"a\x01\x02\x08\x0b\x0c\x7fb"}, "ab"},
+	{"C1 removed", []string{"a\xc2\x9b1m\xc2\x85b"}, "a1mb"},
+	{"NBSP kept", []string{"a\xc2\xa0b"}, "a\u00a0b"},
+	{"invalid byte", []string{"a\xffb"}, "a\uFFFDb"},
+	{"lone continuation", []string{"a\x80\x80b"}, "a\uFFFD\uFFFDb"},
+	{"truncated char then ASCII", []string{"\xe2\x82a"}, "\uFFFDa"},
+	{"truncated char at end", []string{"a\xe2\x82"}, "a\uFFFD"},
+	{"surrogate", []string{"\xed\xa0\x80"}, "\uFFFD\uFFFD\uFFFD"},
+	{"overlong", []string{"\xc0\xaf\xe0\x80\xaf"}, "\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD"},
+	{"above U+10FFFF", []string{"\xf4\x90\x80\x80"}, "\uFFFD\uFFFD\uFFFD\uFFFD"},
+	{"truncated 4-byte then ESC", []string{"\xf0\x9f\x98\x1b[1mx"}, "\uFFFDx"},
+	{"é split", []string{"caf\xc3", "\xa9\n"}, "café\n"},
+	{"U+FFFD itself", []string{"\uFFFD"}, "\uFFFD"},
+	{"CR discard bound", []string{strings.Repeat("x", sanitize.MaxOverwriteBytes+1) + "\ry\n"}, strings.Repeat("x", sanitize.MaxOverwriteBytes+1) + "y\n"},
+	{"CR discard at bound", []string{strings.Repeat("x", sanitize.MaxOverwriteBytes) + "\ry\n"}, "y\n"},
+	{"CR discard after long run", []string{strings.Repeat("x", sanitize.MaxOverwriteBytes+1) + "\ra\rb\n"}, strings.Repeat("x", sanitize.MaxOverwriteBytes+1) + "b\n"},
+}
+
+// Seeds are fuzz inputs that reach the interesting states of the sanitizer and of the sink (binary
+// output, line counts).
+var Seeds = []string{
+	"hello\nworld\n",
+	"\x1b[31mred\x1b[0m\n",
+	"\x1b]8;;http://x\x07l\x1b]8;;\x1b\\\n",
+	"\x1bPq#0~\x1b\\x\x1b_a\x1b\\",
+	"p 10%\rp 100%\x1b[K\n",
+	"a\r\nb\r\rc\r",
+	"caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82 \xff\xed\xa0\x80\xc2\x9b",
+	"\x1b]0;unterminated\nline\n",
+	"1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n",
+	"bin\x00ary\n",
+	"\x1b[12\x1b[3mx\x1b",
+	"long line without newline éééééééééééééééééééé",
+	"éééééééééé\nsecond\nthird\n",
+	"0123456789\rab\ncd\r\nef\n",
+}
+
+// Inputs are 32 KiB chunks of typical output, by kind: plain, ansi (colours and hyperlinks), utf8,
+// progress (CR redraws), for benchmarks.
+func Inputs() map[string][]byte {
+	var plain, ansi, utf, progress bytes.Buffer
+	for i := 0; plain.Len() < 32<<10; i++ {
+		fmt.Fprintf(&plain, "src/pkg/file%d.go:%d: some compiler message about line %d\n", i%97, i, i*7)
+	}
+	for i := 0; ansi.Len() < 32<<10; i++ {
+		fmt.Fprintf(&ansi, "\x1b[1m\x1b[32m   Compiling\x1b[0m crate-%d v0.%d.0 (\x1b]8;;file:///src/%d\x1b\\/src/%d\x1b]8;;\x1b\\)\n", i, i%10, i, i)
+	}
+	for i := 0; utf.Len() < 32<<10; i++ {
+		fmt.Fprintf(&utf, "ошибка %d: файл «données-%d.txt» — ✓ 😀\n", i, i)
+	}
+	for i := 0; progress.Len() < 32<<10; i++ {
+		fmt.Fprintf(&progress, "\r\x1b[Kdownloading %3d%% [%-20s]", i%100, bytes.Repeat([]byte("="), i%20))
+	}
+	return map[string][]byte{
+		"plain":    plain.Bytes()[:32<<10],
+		"ansi":     ansi.Bytes()[:32<<10],
+		"utf8":     utf.Bytes()[:32<<10],
+		"progress": progress.Bytes()[:32<<10],
+	}
+}
+
+// Reference sanitizes the whole input (SPEC §3.8) with the given bounds: a second, deliberately naive
+// implementation that sees the whole input at once and looks ahead instead of keeping state.
+func Reference(in []byte, escMax, owMax int) []byte {
+	var out []byte
+	runStart := 0 // where the current run (since the line start or the last CR) starts in out
+	crPending := false
+	put := func(b []byte) {
+		if crPending {
+			crPending = false
+			if b[0] != '\n' {
+				if len(out)-runStart <= owMax {
+					out = out[:runStart]
+				}
+				runStart = len(out)
+			}
+		}
+		out = append(out, b...)
+		if b[0] == '\n' {
+			runStart = len(out)
+		}
+	}
+	for i := 0; i < len(in); {
+		c := in[i]
+		switch {
+		case c == 0x1b:
+			if n := refEscape(in[i:], escMax); n > 0 {
+				i += n
+				continue
+			}
+			i++ // the ESC is dropped; what follows is text
+		case c == '\r':
+			crPending = true
+			i++
+		case c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f):
+			put(in[i : i+1])
+			i++
+		case c < 0x80:
+			i++ // control
+		default:
+			n, ok := refChar(in[i:])
+			if !ok {
+				put([]byte("\uFFFD"))
+			} else if r, _ := utf8.DecodeRune(in[i : i+n]); r >= 0xa0 {
+				put(in[i : i+n])
+			}
+			i += n
+		}
+	}
+	return out
+}
+
+// refEscape returns the length of the complete escape sequence at the start of b (b[0] == ESC)
+// when it is at most max bytes long, else 0.
+func refEscape(b []byte, max int) int {
+	if len(b) < 2 {
+		return 0
+	}
+	limit := min(len(b), max)
+	c := b[1]
+	switch {
+	case c == '[':
+		for j := 2; j < limit; j++ {
+			d := b[j]
+			if d >= 0x40 && d <= 0x7e {
+				return j + 1
+			}
+			if d < 0x20 || d > 0x3f {
+				return 0
+			}
+		}
+	case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+		for j := 2; j < limit; j++ {
+			d := b[j]
+			if d == 0x07 {
+				return j + 1
+			}
+			if d == 0x1b {
+				if j+1 < limit && b[j+1] == '\\' {
+					return j + 2
+				}
+				return 0
+			}
+			if d < 0x20 {
+				return 0
+			}
+		}
+	case c >= 0x20 && c <= 0x2f:
+		for j := 2; j < limit; j++ {
+			d := b[j]
+			if d >= 0x30 && d <= 0x7e {
+				return j + 1
+			}
+			if d < 0x20 || d > 0x2f {
+				return 0
+			}
+		}
+	case c >= 0x30 && c <= 0x7e:
+		if limit >= 2 {
+			return 2
+		}
+	}
+	return 0
+}
+
+// refChar looks at a non-ASCII byte: a valid character (its length, true), or the maximal invalid
+// subpart that becomes one U+FFFD (its length, false).
+func refChar(b []byte) (int, bool) {
+	if r, size := utf8.DecodeRune(b); r != utf8.RuneError || size > 1 {
+		return size, true
+	}
+	var l int
+	switch c := b[0]; {
+	case c >= 0xc2 && c <= 0xdf:
+		l = 2
+	case c >= 0xe0 && c <= 0xef:
+		l = 3
+	case c >= 0xf0 && c <= 0xf4:
+		l = 4
+	default:
+		return 1, false
+	}
+	m := 1
+	for m < l && m < len(b) {
+		// Is b[:m+1] a prefix of a valid character? Complete it with continuation bytes.
+		p := append(bytes.Clone(b[:m+1]), bytes.Repeat([]byte{0x80}, l-m-1)...)
+		if !utf8.Valid(p) {
+			break
+		}
+		m++
+	}
+	return m, false
+}
+
+// Clean reports the first thing that makes text not sanitized: invalid UTF-8, or a control character
+// other than tab and newline.
+func Clean(text string) error {
+	for i, r := range text {
+		if r == '\uFFFD' && !strings.HasPrefix(text[i:], "\uFFFD") {
+			return fmt.Errorf("invalid UTF-8 at %d in %q", i, text)
+		}
+		if (r < 0x20 && r != '\t' && r != '\n') || (r >= 0x7f && r < 0xa0) {
+			return fmt.Errorf("control character %U at %d in %q", r, i, text)
+		}
+	}
+	return nil
+}

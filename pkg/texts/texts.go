@@ -1,0 +1,75 @@
+// Package texts holds the texts of a result that are fixed word for word: those the spec fixes (SPEC §3.3,
+// §3.4, §3.8–3.10, §4) and the few of agentbash's own beside them. They are in one place, a package that
+// imports nothing, because the packages that write them import one another the other way (result imports
+// run and sink, so a file in result could not serve them); texts_test.go checks each verbatim.
+//
+// A text with a verb is a fmt format, its arguments named beside it. The truncation notice of §3.9 is not
+// here: it is a small grammar of parts (lines or a part of one line, a size limit, a capped or partial
+// artifact), built by result.Notice and tested whole there.
+package texts
+
+// §3.3: the text of a blocked command.
+const Blocked = "Blocked: %s\n\nOriginal command: %s" // the rule's message, the command as given
+
+// §3.4: the working directory, each followed by the absolute path.
+const (
+	DirNotExist = "Working directory does not exist: "
+	DirNotDir   = "Working directory is not a directory: "
+)
+
+// The working directory's other errors (agentbash's own; §3.4 fixes only that a removed start directory
+// with a known path gets [DirNotExist]): a directory that cannot be entered (+ path + ": " + reason); a
+// removed start directory whose path is unknown; or whose path names a directory again, which is not the
+// one agentbash is in ([DirReplaced], the path, then [DirReplacedHint]).
+const (
+	DirNotAccessible = "Working directory is not accessible: "
+	DirRemoved       = DirNotExist + "the directory agentbash was started in was removed, and $PWD is not set"
+	DirReplaced      = "Working directory was removed: "
+	DirReplacedHint  = " (that path now names another directory; pass --cwd to run there)"
+)
+
+// §3.8: what is shown for binary output of N raw bytes; "at least" when the stream was not read to its
+// end (§3.2).
+const (
+	BinaryOutput        = "[binary output: %d bytes]"
+	BinaryOutputAtLeast = "[binary output: at least %d bytes]"
+)
+
+// §3.9: the first line of a timeout or cancel, the empty output, and the status lines.
+const (
+	TimedOut      = "[Command timed out after %s seconds]" // the timeout in its shortest form (1.5, 300)
+	Cancelled     = "[Command cancelled]"
+	NoOutput      = "(no output)"
+	Exited        = "Command exited with code %d"
+	Killed        = "Command killed by signal %s" // SIGNAME
+	MissingStatus = "Command failed: missing exit status"
+)
+
+// §3.10: the end of a line the live terminal view clamps (the characters left out), and the start of
+// each warning line on stderr.
+const (
+	CharsOmitted  = "… [%d chars omitted]"
+	WarningPrefix = "agentbash: warning: "
+)
+
+// §8: background tasks. The start's text (the task id, the shell's pid, the command) and a read with
+// nothing new are the spec's; the rest are agentbash's own: a running task's status (as the start's), a
+// lossy read's notice (the size skipped, the artifact id), the first line of a killed task's result (the
+// signal name, or the lifetime in seconds), and kill's text (id, pid, command; or id and status).
+const (
+	TaskStarted     = "Started task %s (pid %d): %s"
+	NoNewOutput     = "(no new output)"
+	TaskRunning     = "Task %s is running (pid %d): %s"
+	ReadSkipped     = "[Skipped %s since the last read. Full: artifact://%s]"
+	TaskKilledBy    = "[Task killed by %s]"
+	TaskLifetime    = "[Task killed after tasks.maxLifetime (%s seconds)]"
+	TaskKill        = "Killed task %s (pid %d): %s"
+	TaskNothingKill = "Task %s had already ended (%s): nothing to kill"
+)
+
+// §4: the warning for an AGENTBASH_* variable that is no key (the variable), and its hint (the closest
+// key), also used after an unknown key in the file.
+const (
+	NoSuchSetting = "%s: no such setting"
+	DidYouMean    = "; did you mean %s?"
+)

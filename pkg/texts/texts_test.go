@@ -1,0 +1,42 @@
+package texts
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Every fixed text, verbatim, as the spec writes it (with its arguments filled in where it has verbs).
+func TestTextsVerbatim(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{fmt.Sprintf(Blocked, "Use the read tool.", "cat x"), "Blocked: Use the read tool.\n\nOriginal command: cat x"},
+		{DirNotExist + "/x", "Working directory does not exist: /x"},
+		{DirNotDir + "/x", "Working directory is not a directory: /x"},
+		{DirNotAccessible + "/x: permission denied", "Working directory is not accessible: /x: permission denied"},
+		{DirRemoved, "Working directory does not exist: the directory agentbash was started in was removed, and $PWD is not set"},
+		{DirReplaced + "/x" + DirReplacedHint, "Working directory was removed: /x (that path now names another directory; pass --cwd to run there)"},
+		{fmt.Sprintf(BinaryOutput, 20000), "[binary output: 20000 bytes]"},
+		{fmt.Sprintf(BinaryOutputAtLeast, 8421376), "[binary output: at least 8421376 bytes]"},
+		{fmt.Sprintf(TimedOut, "1.5"), "[Command timed out after 1.5 seconds]"},
+		{Cancelled, "[Command cancelled]"},
+		{NoOutput, "(no output)"},
+		{fmt.Sprintf(Exited, 3), "Command exited with code 3"},
+		{fmt.Sprintf(Killed, "SIGSEGV"), "Command killed by signal SIGSEGV"},
+		{MissingStatus, "Command failed: missing exit status"},
+		{fmt.Sprintf(CharsOmitted, 12), "… [12 chars omitted]"},
+		{WarningPrefix + "x", "agentbash: warning: x"},
+		{fmt.Sprintf(TaskStarted, "7", 4242, "npm run dev"), "Started task 7 (pid 4242): npm run dev"},
+		{NoNewOutput, "(no new output)"},
+		{fmt.Sprintf(TaskRunning, "7", 4242, "npm run dev"), "Task 7 is running (pid 4242): npm run dev"},
+		{fmt.Sprintf(ReadSkipped, "2.0MB", "17"), "[Skipped 2.0MB since the last read. Full: artifact://17]"},
+		{fmt.Sprintf(TaskKilledBy, "SIGTERM"), "[Task killed by SIGTERM]"},
+		{fmt.Sprintf(TaskLifetime, "86400"), "[Task killed after tasks.maxLifetime (86400 seconds)]"},
+		{fmt.Sprintf(TaskKill, "7", 4242, "npm run dev"), "Killed task 7 (pid 4242): npm run dev"},
+		{fmt.Sprintf(TaskNothingKill, "7", "exited"), "Task 7 had already ended (exited): nothing to kill"},
+		{fmt.Sprintf(NoSuchSetting, "AGENTBASH_TIMOUT") + fmt.Sprintf(DidYouMean, "AGENTBASH_TIMEOUT"),
+			"AGENTBASH_TIMOUT: no such setting; did you mean AGENTBASH_TIMEOUT?"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
