@@ -35,6 +35,17 @@ var running sync.Mutex
 
 // prepare makes this process the subreaper, closes inherited descriptors to children and reserves spare
 // threads, once.
+// Prepare does the one-time set-up of a process that runs commands (see prepare) now, so a supervisor can
+// do it while it waits for its command; Local.Run does it anyway.
+func Prepare() {
+	prepare()
+	// os/exec checks once per process whether pidfds work, by forking a child; os.FindProcess does the
+	// same check, so it is done here rather than when the command starts.
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		_ = p.Release()
+	}
+}
+
 var prepare = sync.OnceFunc(func() {
 	CloseInheritedDescriptors()
 	becomeSubreaper()

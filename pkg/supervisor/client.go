@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"sync"
 	"syscall"
 
@@ -88,18 +87,18 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 // Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
 // [run.Process] once started.
 type Process struct {
-	mu      sync.Mutex    // guards enc
-	enc     *json.Encoder // the requests to the supervisor, once started
-	cmd     *exec.Cmd
-	conn    *net.UnixConn
-	used    bool
-	pid     int // the shell's
-	dec     *json.Decoder
-	live    func(string)
-	stop    func() bool // ends the cancel watch
-	closeIn func()      // ends the stdin copy, if any
-	waited  bool
-	waitErr error
+	mu       sync.Mutex    // guards enc
+	enc      *json.Encoder // the requests to the supervisor, once started
+	spid     int           // the supervisor's
+	conn     *net.UnixConn
+	used     bool
+	pid      int // the shell's
+	dec      *json.Decoder
+	live     func(string)
+	stop     func() bool // ends the cancel watch
+	closeIn  func()      // ends the stdin copy, if any
+	waitOnce sync.Once
+	waitErr  error
 }
 
 // Spawn starts a supervisor process: this executable (/proc/self/exe) as `agentbash __supervise`. It has
@@ -119,15 +118,25 @@ func Spawn() (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
-	cmd := exec.Command("/proc/self/exe", Command)
-	cmd.Args[0] = os.Args[0]            // the name this binary answers to
-	cmd.ExtraFiles = []*os.File{theirs} // descriptor 3
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	// syscall.ForkExec rather than os/exec: the supervisor needs nothing os/exec adds, and os/exec's first
+	// start in a process checks pidfd support by forking a child, time a run waits for.
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("supervisor: %w", err)
+	}
+	defer null.Close()
+	argv0 := os.Args[0] // the name this binary answers to (tests dispatch on it)
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{argv0, Command}, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{null.Fd(), null.Fd(), null.Fd(), theirs.Fd()}, // descriptor 3: the socket
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("supervisor: start: %w", err)
 	}
-	return &Process{cmd: cmd, conn: c.(*net.UnixConn)}, nil
+	return &Process{spid: pid, conn: c.(*net.UnixConn)}, nil
 }
 
 // start sends r and waits for the shell to run (or for the error that kept it from running).
@@ -245,7 +254,7 @@ func (e remoteError) Unwrap() error { return e.sentinel }
 func (p *Process) Pid() int { return p.pid }
 
 // SupervisorPid is the supervisor's own process id.
-func (p *Process) SupervisorPid() int { return p.cmd.Process.Pid }
+func (p *Process) SupervisorPid() int { return p.spid }
 
 // Wait reads the run to its end (see [run.Process]). The supervisor exits by itself after it reported;
 // Wait reaps it in the background rather than wait for its exit.
@@ -277,11 +286,43 @@ func (p *Process) died(cause error) error {
 	return fmt.Errorf("%w (%v)", ErrDied, cause)
 }
 
+// wait reaps the supervisor once. The error is how it ended when that was not exit status 0 (an
+// *EndedError), or the failure of the wait itself.
 func (p *Process) wait() error {
-	if !p.waited {
-		p.waited, p.waitErr = true, p.cmd.Wait()
-	}
+	p.waitOnce.Do(func() {
+		var ws syscall.WaitStatus
+		var err error
+		for {
+			if _, err = syscall.Wait4(p.spid, &ws, 0, nil); err != syscall.EINTR {
+				break
+			}
+		}
+		switch {
+		case err != nil:
+			p.waitErr = fmt.Errorf("supervisor %d: wait: %w", p.spid, err)
+		case !ws.Exited() || ws.ExitStatus() != 0:
+			p.waitErr = &EndedError{Pid: p.spid, Status: ws}
+		}
+	})
 	return p.waitErr
+}
+
+// EndedError is a supervisor that ended other than with exit status 0.
+type EndedError struct {
+	Pid    int
+	Status syscall.WaitStatus
+}
+
+func (e *EndedError) Error() string {
+	return fmt.Sprintf("supervisor %d ended: %s", e.Pid, waitText(e.Status))
+}
+
+// waitText says how a process ended.
+func waitText(ws syscall.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + ws.Signal().String()
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }
 
 // Detach makes an attached task (run.Task.Attached) a detached one — it goes on without this client —
@@ -324,8 +365,8 @@ func (p *Process) Close() error {
 	}
 	p.conn.Close()
 	err := p.wait()
-	if _, ok := errors.AsType[*exec.ExitError](err); ok {
-		return nil // its status says nothing the caller can act on
+	if _, ended := errors.AsType[*EndedError](err); ended {
+		return nil // how it ended says nothing the caller can act on
 	}
 	return err
 }

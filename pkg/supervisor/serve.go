@@ -76,6 +76,7 @@ func Main() int {
 // serve runs one command for the client on conn.
 func serve(conn *net.UnixConn) error {
 	defer conn.Close()
+	go run.Prepare() // while the client is still getting its command ready
 	stdin, err := receiveFiles(conn)
 	if err != nil {
 		return err
