@@ -41,6 +41,10 @@ func (d *detached) started(pid int, out *output) error {
 		d.rec.ArtifactID = out.created
 		d.rec.ArtifactPath, _ = artifact.Store{Dir: out.o.ArtifactDir}.Path(out.created)
 	}
+	d.rec.ArtifactCap = out.o.ArtifactMaxBytes
+	if d.rec.ArtifactCap <= 0 {
+		d.rec.ArtifactCap = sink.DefaultArtifactMaxBytes
+	}
 	d.rec.Error = ""
 	return d.store.Save(d.rec)
 }

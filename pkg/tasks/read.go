@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+
 	"os"
 	"strconv"
 	"strings"
@@ -28,7 +28,10 @@ type Read struct {
 	Record  Record
 	Text    string // sanitized text since the reader's previous read ("" when nothing new)
 	Lossy   bool   // more arrived than maxBytes: only the newest part is in Text
-	Skipped int64  // raw artifact bytes left out of Text
+	Skipped int64  // raw bytes of the stream left out of Text
+	// Partial: the artifact was capped (artifacts.maxBytes), so it does not hold all the task printed;
+	// reads past the cap come from the task's live tail.
+	Partial bool
 }
 
 // ReadOutput returns what task id printed since reader's previous read and moves the reader past it
@@ -51,30 +54,27 @@ func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (
 			return Read{}, err
 		}
 		off := s.offset(id, reader)
-		size := fileSize(rec.ArtifactPath)
-		if size > off || !rec.Running() || !time.Now().Before(deadline) {
-			return s.read(rec, reader, off, size, maxBytes)
+		ps := s.pieces(rec)
+		if streamEnd(ps) > off || !rec.Running() || !time.Now().Before(deadline) {
+			return s.read(rec, reader, off, ps, maxBytes)
 		}
 		time.Sleep(min(PollInterval, time.Until(deadline)))
 	}
 }
 
-func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (Read, error) {
+func (s Store) read(rec Record, reader string, off int64, ps []piece, maxBytes int) (Read, error) {
 	rd := Read{Record: rec}
-	if size <= off || rec.ArtifactPath == "" {
+	size := streamEnd(ps)
+	if size <= off {
 		return rd, nil
 	}
-	f, err := os.Open(rec.ArtifactPath)
+	// Read the newest window only: memory stays bounded whatever arrived. Past the artifact cap the
+	// window comes from the tail segments; what they no longer hold is skipped, and counted.
+	lo, buf, err := readRange(ps, max(off, size-int64(maxBytes)), size)
 	if err != nil {
 		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
 	}
-	defer f.Close()
-	// Read the newest window only: memory stays bounded whatever arrived.
-	lo := max(off, size-int64(maxBytes))
-	buf := make([]byte, size-lo)
-	if _, err := f.ReadAt(buf, lo); err != nil && !errors.Is(err, io.EOF) {
-		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
-	}
+	rd.Partial = len(ps) > 1
 	end := len(buf)
 	if rec.Running() {
 		end = safeEnd(buf)
@@ -358,7 +358,11 @@ func ReadResult(rd Read) result.Result {
 		}
 	}
 	if rd.Lossy {
-		footer = append(footer, fmt.Sprintf(texts.ReadSkipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
+		skipped := texts.ReadSkipped
+		if rd.Partial {
+			skipped = texts.ReadSkippedPartial
+		}
+		footer = append(footer, fmt.Sprintf(skipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
 		r.Details.Lossy, r.Details.SkippedBytes = true, rd.Skipped
 	}
 	r.Output, r.Footer = body, footer

@@ -79,6 +79,9 @@ type Record struct {
 	EndedAt           *time.Time `json:"endedAt,omitempty"`
 	ArtifactID        string     `json:"artifactId,omitempty"`
 	ArtifactPath      string     `json:"artifactPath,omitempty"`
+	// ArtifactCap is the most raw bytes the artifact holds (artifacts.maxBytes); past it the output is in
+	// the task's tail segments (see [TailWriter]).
+	ArtifactCap int64 `json:"artifactCap,omitempty"`
 	// TimeoutSeconds is the task's own timeout, 0 for none; MaxLifetime is tasks.maxLifetime, 0 for none.
 	TimeoutSeconds float64 `json:"timeoutSeconds"`
 	MaxLifetime    float64 `json:"maxLifetime"`
@@ -245,7 +248,8 @@ func (s Store) Remove(id string) error {
 		return err
 	}
 	readers, _ := filepath.Glob(filepath.Join(s.Dir, id+".reader.*"))
-	for _, r := range readers {
+	tails, _ := filepath.Glob(filepath.Join(s.Dir, id+".tail.*"))
+	for _, r := range append(readers, tails...) {
 		os.Remove(r)
 	}
 	os.Remove(s.killPath(id))
