@@ -72,6 +72,10 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 	default:
 		d.rec.Status = tasks.StatusExited
 	}
+	if d.rec.KillSignal != 0 && outcome.SignalNumber > 0 {
+		// The signal that ended it: SIGKILL when the command outlived the grace of the one asked for.
+		d.rec.KillSignal = outcome.SignalNumber
+	}
 	if runErr == nil {
 		d.rec.Outcome, d.rec.Summary = &outcome, &summary
 		if summary.ArtifactID != "" {
