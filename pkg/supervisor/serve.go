@@ -118,6 +118,16 @@ func serve(conn *net.UnixConn) error {
 		live = async
 	}
 	out := newOutput(spec.Output, live)
+	if task != nil && out.created == "" {
+		// A task's output is its artifact: without one it would be lost, so the task does not start.
+		err := out.openErr
+		if err == nil {
+			err = errors.New("artifact not opened")
+		}
+		out.close()
+		_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Error: "task not started: " + err.Error()})
+		return nil
+	}
 	var output io.Writer = out.sink
 	if task != nil {
 		// Past the artifact cap a task's readers still get its newest output, from the tail segments.
