@@ -28,7 +28,14 @@ func newDetached(t *run.Task) (*detached, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The supervisor owns the record from here: once its pid is in it, a starter that goes away leaves
+	// a task that is found and finished by this process.
+	rec.SupervisorPid = os.Getpid()
+	rec.SupervisorStart, _ = tasks.StartTime(rec.SupervisorPid)
 	d.rec = rec
+	if err := d.store.Save(rec); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -374,9 +374,12 @@ func ReadResult(rd Read) result.Result {
 func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)
 	r.Details.Killed = &killed
-	if killed {
+	switch {
+	case killed:
 		r.Output = fmt.Sprintf(texts.TaskKill, rec.TaskID, rec.Pid, rec.Command)
-	} else {
+	case rec.Running():
+		r.Output = fmt.Sprintf(texts.TaskKillPending, rec.TaskID, rec.Status)
+	default:
 		r.Output = fmt.Sprintf(texts.TaskNothingKill, rec.TaskID, r.Details.Status)
 	}
 	r.Footer = nil

@@ -70,7 +70,12 @@ type Record struct {
 	SupervisorPid int    `json:"supervisorPid,omitempty"` // the detached supervisor's
 	// SupervisorStart is the supervisor's start time in clock ticks since boot (/proc/PID/stat field 22),
 	// so a pid reused by another process is not taken for the supervisor.
-	SupervisorStart   uint64     `json:"supervisorStart,omitempty"`
+	SupervisorStart uint64 `json:"supervisorStart,omitempty"`
+	// StarterPid and StarterStart are the process that created the record (start, run --background or
+	// --yield) and its start time: while the supervisor has not reported, a starter gone means the task
+	// never started.
+	StarterPid        int        `json:"starterPid,omitempty"`
+	StarterStart      uint64     `json:"starterStart,omitempty"`
 	Command           string     `json:"command"`
 	NormalizedCommand string     `json:"normalizedCommand,omitempty"`
 	Cwd               string     `json:"cwd"`
@@ -163,24 +168,30 @@ func (s Store) Create(rec Record) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if rec.Status == "" {
+		rec.Status = StatusStarting
+	}
+	if rec.StarterPid == 0 {
+		rec.StarterPid = os.Getpid()
+		rec.StarterStart, _ = StartTime(rec.StarterPid)
+	}
 	for tries := 0; tries < 10000; tries++ {
 		next++
 		id := strconv.FormatUint(next, 10)
-		f, err := os.OpenFile(s.recordPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+		rec.TaskID = id
+		// The whole record goes in a temporary file that is then linked to the id's name: link fails
+		// when the name exists (the id is taken), and the record is never seen empty or half-written.
+		tmp, err := s.temp(rec)
+		if err != nil {
+			return "", err
+		}
+		err = os.Link(tmp, s.recordPath(id))
+		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", fmt.Errorf("task record: %w", err)
-		}
-		f.Close()
-		rec.TaskID = id
-		if rec.Status == "" {
-			rec.Status = StatusStarting
-		}
-		if err := s.Save(rec); err != nil {
-			os.Remove(s.recordPath(id))
-			return "", err
 		}
 		return id, nil
 	}
@@ -216,6 +227,30 @@ func (s Store) Save(rec Record) error {
 		return fmt.Errorf("task %s: encode record: %w", rec.TaskID, err)
 	}
 	return s.replace(s.recordPath(rec.TaskID), b)
+}
+
+// temp writes rec to a new temporary file in the directory and returns its name.
+func (s Store) temp(rec Record) (string, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return "", fmt.Errorf("task %s: encode record: %w", rec.TaskID, err)
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("task record: %w", err)
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), FileMode)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("task record: %w", werr)
+	}
+	return f.Name(), nil
 }
 
 // replace writes data to name atomically (temporary file in the same directory, then rename).
@@ -312,6 +347,9 @@ func (s Store) load(id string) (Record, error) {
 // lost says why a running record's supervisor cannot finish it, or "" while it can.
 func lost(rec Record) string {
 	if rec.Status == StatusStarting && rec.SupervisorPid == 0 {
+		if rec.StarterPid > 0 && !Alive(rec.StarterPid, rec.StarterStart) {
+			return "the task never started: its starter went away before the supervisor reported"
+		}
 		if time.Since(rec.StartedAt) > startingGrace {
 			return "the task never started: its starter went away before the supervisor reported"
 		}

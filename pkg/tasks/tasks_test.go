@@ -3,6 +3,7 @@ package tasks
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -208,5 +209,44 @@ func TestPruneKeepsRunning(t *testing.T) {
 		if _, err := s.Load(id); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
+	}
+}
+
+// A starting record whose starter is gone (and no supervisor reported) is an error at once, not for a
+// minute "starting"; Create never leaves an empty record.
+func TestStartingWithStarterGone(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true:", err)
+	}
+	gone := cmd.Process.Pid
+	for _, tc := range []struct {
+		name    string
+		starter int
+		status  string
+	}{
+		{"starter alive", os.Getpid(), StatusStarting},
+		{"starter gone", gone, StatusError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			id, err := s.Create(Record{StartedAt: time.Now(), StarterPid: tc.starter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(s.Dir, id+".json")); len(b) == 0 {
+				t.Fatal("Create left an empty record")
+			}
+			rec, err := s.Load(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status != tc.status {
+				t.Errorf("status %q, want %q (%s)", rec.Status, tc.status, rec.Error)
+			}
+			if rs := KillResult(rec, false).Output; tc.status == StatusError && strings.Contains(rs, "running") {
+				t.Errorf("kill text %q says running", rs)
+			}
+		})
 	}
 }

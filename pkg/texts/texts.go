@@ -67,6 +67,8 @@ const (
 	TaskLifetime       = "[Task killed after tasks.maxLifetime (%s seconds)]"
 	TaskKill           = "Killed task %s (pid %d): %s"
 	TaskNothingKill    = "Task %s had already ended (%s): nothing to kill"
+	// TaskKillPending: the kill was asked for, but the task had not ended when kill stopped waiting.
+	TaskKillPending = "Task %s is still %s: the kill was sent, but it has not ended yet"
 )
 
 // §4: the warning for an AGENTBASH_* variable that is no key (the variable), and its hint (the closest
