@@ -99,16 +99,22 @@ func taskEnv(c *cobra.Command, ios IO) (config.Config, tasks.Store, bool, error)
 	return cfg, taskStoreOf(cfg), textFormat(cfg.Format, ios), nil
 }
 
-// taskID checks a task id argument: decimal digits (exit 1 otherwise, SPEC §8).
+// taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, SPEC §8).
 func taskID(arg string) (string, error) {
-	if !tasks.ValidID(arg) {
-		return "", exitError{code: 1, err: fmt.Errorf("task %q: %w", arg, tasks.ErrMalformedID)}
+	if err := tasks.CheckID(arg); err != nil {
+		return "", err
 	}
 	return arg, nil
 }
 
-// taskError is the exit of a task command whose task could not be read: 1 for an unknown id.
-func taskError(err error) error {
+// taskError is the exit of a task command whose task could not be read (unknown or malformed id): it
+// prints an error result (JSON or text per --format) and exits 1.
+func taskError(c *cobra.Command, ios IO, id string, err error) error {
+	text := false
+	if cfg, cerr := loadConfig(c); cerr == nil {
+		text = textFormat(cfg.Format, ios)
+	}
+	printTask(ios, tasks.ErrorResult(id, err), text)
 	return exitError{code: 1, err: err}
 }
 
@@ -128,7 +134,7 @@ a run result and its status line.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			if !tasks.ValidReader(reader) {
 				return usageError{err: fmt.Errorf("--reader %q: %w", reader, tasks.ErrBadReader), cmd: c.CommandPath()}
@@ -142,7 +148,7 @@ a run result and its status line.`,
 			}
 			rd, err := store.ReadOutput(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
 			printTask(ios, tasks.ReadResult(rd), text)
 			return nil // output exits 0 whatever the task did (SPEC §8)
@@ -167,7 +173,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			if timeout < 0 || timeout != timeout {
 				return usageError{err: errors.New("--timeout takes a number of seconds ≥ 0 (0: no limit)"), cmd: c.CommandPath()}
@@ -178,7 +184,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			}
 			rec, err := store.Wait(id, time.Duration(timeout*float64(time.Second)))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
 			r := tasks.Result(rec, false)
 			code := resultExit(r) // as a run of it would exit
@@ -206,7 +212,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			s, err := parseSignal(sig)
 			if err != nil {
@@ -218,7 +224,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 			}
 			rec, killed, err := store.Kill(id, s, killLimit(cfg))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
 			printTask(ios, tasks.KillResult(rec, killed), text)
 			return nil
@@ -278,7 +284,7 @@ as a table (id, status, pid, age, command), or with --json as an array of
 			}
 			recs, err := store.List()
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
 			rows := []taskRow{}
 			now := time.Now()
@@ -340,7 +346,7 @@ func newTasksPruneCmd(ios IO) *cobra.Command {
 			}
 			ids, err := store.Prune(d, time.Now())
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
 			fmt.Fprintf(ios.Out, "removed %d task(s)\n", len(ids))
 			return nil
@@ -367,7 +373,7 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 			}
 			recs, err := store.List()
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
 			for _, rec := range recs {
 				if !rec.Running() {

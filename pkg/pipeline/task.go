@@ -34,6 +34,12 @@ func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
 	if !ok {
 		return res
 	}
+	if !rec.Running() {
+		// It ended already (a quick command): start reports the task as it started; wait and output
+		// give the end.
+		rec.Status, rec.EndedAt, rec.Outcome, rec.Summary = tasks.StatusRunning, nil, nil, nil
+		rec.KillSignal, rec.LifetimeExceeded = 0, false
+	}
 	return tasks.Result(rec, true)
 }
 

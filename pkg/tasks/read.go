@@ -370,6 +370,18 @@ func ReadResult(rd Read) result.Result {
 	return r
 }
 
+// ErrorResult is the result of a task command that could not read task id (unknown, malformed): status
+// error, the message as its text and in details.error.
+func ErrorResult(id string, err error) result.Result {
+	r := result.Result{IsError: true, Output: err.Error()}
+	r.Details.Status, r.Details.Error = result.StatusError, err.Error()
+	if ValidID(id) {
+		r.Details.TaskID = id
+	}
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
 // KillResult is the result of `kill` (SPEC §8): the task's status after the kill and details.killed.
 func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)

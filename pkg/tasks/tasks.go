@@ -34,7 +34,7 @@ var (
 	// ErrNotFound: no task has that id.
 	ErrNotFound = errors.New("no such task")
 	// ErrMalformedID: the id is not a decimal integer, so it cannot name a task.
-	ErrMalformedID = errors.New("malformed task id (want decimal digits)")
+	ErrMalformedID = errors.New("malformed task id")
 	// ErrBadReader: a reader name that does not match [ValidReader].
 	ErrBadReader = errors.New("bad reader name (want letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64)")
 )
@@ -114,9 +114,23 @@ type Store struct {
 	Dir string
 }
 
-// ValidID reports whether id has the form of a task id: one to 19 ASCII digits.
-func ValidID(id string) bool {
-	return id != "" && len(id) <= 19 && artifact.ValidID(id)
+// ValidID reports whether id has the form of a task id: a canonical decimal number (no sign, no leading
+// zeros) that fits in 64 bits, so one task has one name.
+func ValidID(id string) bool { return CheckID(id) == nil }
+
+// CheckID says why id is not a task id (wrapping [ErrMalformedID]), nil when it is one.
+func CheckID(id string) error {
+	if !artifact.ValidID(id) {
+		return fmt.Errorf("task %q: %w (want a decimal number without leading zeros, e.g. 7)", id, ErrMalformedID)
+	}
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return fmt.Errorf("task %q: %w: too large (task ids fit in 64 bits)", id, ErrMalformedID)
+	}
+	if strconv.FormatUint(n, 10) != id {
+		return fmt.Errorf("task %q: %w: leading zeros (write it as %d)", id, ErrMalformedID, n)
+	}
+	return nil
 }
 
 // ValidReader reports whether name is a reader name: [A-Za-z0-9][A-Za-z0-9._-]{0,63} (the session-name
@@ -135,12 +149,7 @@ func ValidReader(name string) bool {
 	return true
 }
 
-func checkID(id string) error {
-	if !ValidID(id) {
-		return fmt.Errorf("task %q: %w", id, ErrMalformedID)
-	}
-	return nil
-}
+func checkID(id string) error { return CheckID(id) }
 
 func (s Store) recordPath(id string) string { return filepath.Join(s.Dir, id+".json") }
 func (s Store) readerPath(id, name string) string {

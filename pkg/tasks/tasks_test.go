@@ -14,8 +14,9 @@ import (
 )
 
 func TestValidID(t *testing.T) {
-	for id, want := range map[string]bool{"1": true, "0042": true, "": false, "../x": false, "1a": false,
-		"-1": false, "1.json": false, "12345678901234567890": false} {
+	for id, want := range map[string]bool{"1": true, "0042": false, "04": false, "": false, "../x": false, "1a": false,
+		"-1": false, "1.json": false, "+1": false, "18446744073709551615": true, "18446744073709551616": false,
+		"99999999999999999999999999": false} {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
