@@ -11,6 +11,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Task configures how a request runs as a background task (SPEC §8).
@@ -71,7 +72,11 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 		if err != nil {
 			return Failed(req.Command, req.Cwd, err)
 		}
-		return tasks.ReadResult(rd)
+		res := tasks.ReadResult(rd)
+		// Say that the command goes on, and how to read on.
+		res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
+		res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		return res
 	}
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
 	// (Ctrl-C) is a cancelled run, not a killed task.
