@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,11 +54,18 @@ func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (
 		if err != nil {
 			return Read{}, err
 		}
+		unlock, err := s.lockReader(id, reader)
+		if err != nil {
+			return Read{}, err
+		}
 		off := s.offset(id, reader)
 		ps := s.pieces(rec)
 		if streamEnd(ps) > off || !rec.Running() || !time.Now().Before(deadline) {
-			return s.read(rec, reader, off, ps, maxBytes)
+			rd, err := s.read(rec, reader, off, ps, maxBytes)
+			unlock()
+			return rd, err
 		}
+		unlock()
 		time.Sleep(min(PollInterval, time.Until(deadline)))
 	}
 }
@@ -171,6 +179,26 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
+// lockReader takes the lock of (task id, reader) — flock on <id>.lock.<name> — so that processes
+// reading as the same reader take turns over the read and the offset's update, and never repeat data.
+func (s Store) lockReader(id, reader string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(s.Dir, id+".lock."+reader), os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: reader lock: %w", id, err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("task %s: reader lock: %w", id, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
+
 // offset is reader's offset into task id's artifact, raw bytes (0 when it never read).
 func (s Store) offset(id, reader string) int64 {
 	b, err := os.ReadFile(s.readerPath(id, reader))
@@ -192,6 +220,11 @@ func (s Store) MarkRead(id, reader string, off int64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
+	unlock, err := s.lockReader(id, reader)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return s.setOffset(id, reader, off)
 }
 

@@ -293,7 +293,8 @@ func (s Store) Remove(id string) error {
 	}
 	readers, _ := filepath.Glob(filepath.Join(s.Dir, id+".reader.*"))
 	tails, _ := filepath.Glob(filepath.Join(s.Dir, id+".tail.*"))
-	for _, r := range append(readers, tails...) {
+	locks, _ := filepath.Glob(filepath.Join(s.Dir, id+".lock.*"))
+	for _, r := range append(append(readers, tails...), locks...) {
 		os.Remove(r)
 	}
 	os.Remove(s.killPath(id))

@@ -251,3 +251,36 @@ func TestStartingWithStarterGone(t *testing.T) {
 		})
 	}
 }
+
+// Readers that share a name take turns: together they deliver the stream once, nothing repeated.
+func TestReadOutputSameReaderConcurrent(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	var want strings.Builder
+	for i := range 2000 {
+		want.WriteString(strings.Repeat("y", i%30) + "\n")
+	}
+	rec, _ := writeTask(t, s, want.String())
+	var mu sync.Mutex
+	var got int
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				rd, err := s.ReadOutput(rec.TaskID, DefaultReader, 64<<10, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got += len(rd.Text)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if got != want.Len() {
+		t.Errorf("the readers got %d bytes together, want the stream's %d once", got, want.Len())
+	}
+}
