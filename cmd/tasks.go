@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // recentTasks is how long `tasks` lists a task after it ended (without --all).
@@ -362,7 +364,10 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kill --all",
 		Short: "Kill every running background task",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `Kill every running background task, all at once, as agentbash kill does one: each gets SIGTERM,
+then SIGKILL after its grace. Prints a JSON array of the kill results ([] when nothing ran), or their
+texts.`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !all {
 				return usageError{err: errors.New("tasks kill needs --all (agentbash kill ID kills one)"), cmd: c.CommandPath()}
@@ -375,18 +380,47 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
+			// All at once: each kill waits out its own grace, in parallel.
+			var running []tasks.Record
 			for _, rec := range recs {
-				if !rec.Running() {
-					continue
+				if rec.Running() {
+					running = append(running, rec)
 				}
-				rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
-				if err != nil {
-					fmt.Fprintln(ios.Err, "agentbash:", err)
-					continue
-				}
-				printTask(ios, tasks.KillResult(rec, killed), text)
 			}
-			return nil
+			results := make([]*result.Result, len(running))
+			var wg sync.WaitGroup
+			for i, rec := range running {
+				wg.Go(func() {
+					rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
+					r := tasks.KillResult(rec, killed)
+					if err != nil {
+						r = tasks.ErrorResult(rec.TaskID, err)
+					}
+					results[i] = &r
+				})
+			}
+			wg.Wait()
+			if text {
+				if len(results) == 0 {
+					fmt.Fprintln(ios.Out, texts.TasksNothingKill)
+				}
+				for _, r := range results {
+					printTask(ios, *r, true)
+				}
+				return nil
+			}
+			// One JSON array of the kill results, [] when nothing ran.
+			var buf strings.Builder
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if results == nil {
+				results = []*result.Result{}
+			}
+			if err := enc.Encode(results); err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(ios.Out, buf.String())
+			return err
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "kill every running task")

@@ -69,6 +69,8 @@ const (
 	TaskNothingKill    = "Task %s had already ended (%s): nothing to kill"
 	// TaskYielded ends the result of run --yield whose command goes on as a task.
 	TaskYielded = "[Still running as task %s (pid %d): agentbash output %s to read more]"
+	// TasksNothingKill is the text of `tasks kill --all` with no task running.
+	TasksNothingKill = "No running tasks: nothing to kill"
 	// TaskKillPending: the kill was asked for, but the task had not ended when kill stopped waiting.
 	TaskKillPending = "Task %s is still %s: the kill was sent, but it has not ended yet"
 )

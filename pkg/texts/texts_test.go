@@ -31,6 +31,7 @@ func TestTextsVerbatim(t *testing.T) {
 		{fmt.Sprintf(ReadSkippedPartial, "2.0MB", "17"), "[Skipped 2.0MB since the last read. Partial (capped at artifacts.maxBytes): artifact://17]"},
 		{fmt.Sprintf(TaskKillPending, "7", "running"), "Task 7 is still running: the kill was sent, but it has not ended yet"},
 		{fmt.Sprintf(TaskYielded, "7", 4242, "7"), "[Still running as task 7 (pid 4242): agentbash output 7 to read more]"},
+		{TasksNothingKill, "No running tasks: nothing to kill"},
 		{fmt.Sprintf(TaskKilledBy, "SIGTERM"), "[Task killed by SIGTERM]"},
 		{fmt.Sprintf(TaskLifetime, "86400"), "[Task killed after tasks.maxLifetime (86400 seconds)]"},
 		{fmt.Sprintf(TaskKill, "7", 4242, "npm run dev"), "Killed task 7 (pid 4242): npm run dev"},
