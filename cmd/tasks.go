@@ -188,7 +188,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
-			r := tasks.Result(rec, false)
+			r := store.FinalResult(rec)
 			code := resultExit(r) // as a run of it would exit
 			if rec.Running() {
 				code = exitTimedOut // wait's own --timeout

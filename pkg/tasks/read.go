@@ -403,6 +403,43 @@ func ReadResult(rd Read) result.Result {
 	return r
 }
 
+// FinalResult is task rec's result as `wait` prints it: [Result], and for a task that ended without a
+// result (its supervisor died) the newest output it had left in its artifact (at most rec.MaxBytes
+// bytes; what lies before is counted as skipped) ahead of the reason.
+func (s Store) FinalResult(rec Record) result.Result {
+	r := Result(rec, false)
+	if rec.Running() || rec.Outcome != nil {
+		return r
+	}
+	ps := s.pieces(rec)
+	size := streamEnd(ps)
+	maxBytes := rec.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = sink.DefaultMaxBytes
+	}
+	lo, buf, err := readRange(ps, max(0, size-int64(maxBytes)), size)
+	if err != nil || len(buf) == 0 {
+		return r
+	}
+	var text bytes.Buffer
+	z := sanitize.NewWriter(&text)
+	_, _ = z.Write(buf)
+	_ = z.Close()
+	if body := strings.TrimSuffix(text.String(), "\n"); body != "" {
+		r.Output = body + "\n\n" + r.Output
+	}
+	if lo > 0 {
+		skipped := texts.ReadSkipped
+		if len(ps) > 1 {
+			skipped = texts.ReadSkippedPartial
+		}
+		r.Footer = append(r.Footer, fmt.Sprintf(skipped, sink.FormatSize(lo), rec.ArtifactID))
+		r.Details.Lossy, r.Details.SkippedBytes = true, lo
+	}
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
 // ErrorResult is the result of a task command that could not read task id (unknown, malformed): status
 // error, the message as its text and in details.error.
 func ErrorResult(id string, err error) result.Result {

@@ -284,3 +284,39 @@ func TestReadOutputSameReaderConcurrent(t *testing.T) {
 		t.Errorf("the readers got %d bytes together, want the stream's %d once", got, want.Len())
 	}
 }
+
+// A task whose supervisor died has no result, but wait still shows the output it left.
+func TestFinalResultOfLostTaskHasOutput(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true:", err)
+	}
+	for _, tc := range []struct {
+		name, out, want string
+		maxBytes        int
+		lossy           bool
+	}{
+		{"all of it", "compiled 3 files\nstill going", "compiled 3 files\nstill going\n\n", 1000, false},
+		{"the newest part", strings.Repeat("a", 50) + "newest", "newest\n\n", 6, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			rec, _ := writeTask(t, s, tc.out)
+			rec.SupervisorPid, rec.SupervisorStart, rec.MaxBytes = cmd.Process.Pid, 0, tc.maxBytes
+			if err := s.Save(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := s.Load(rec.TaskID)
+			if err != nil || rec.Status != StatusError {
+				t.Fatalf("load: %v %q", err, rec.Status)
+			}
+			r := s.FinalResult(rec)
+			if !strings.HasPrefix(r.Output, tc.want) || !strings.Contains(r.Output, "supervisor") {
+				t.Errorf("output %q, want it to start with %q and give the reason", r.Output, tc.want)
+			}
+			if r.Details.Lossy != tc.lossy {
+				t.Errorf("lossy %v, want %v", r.Details.Lossy, tc.lossy)
+			}
+		})
+	}
+}
