@@ -2,9 +2,11 @@
 // is detached from the process that started it, so the command outlives its starter.
 //
 // The store is one directory (mode 0700) of files (mode 0600): <id>.json is the task's [Record], written by
-// temp-file-and-rename so a reader never sees half of one, and <id>.reader.<name> holds one reader's offset
-// into the task's artifact (what that reader has been shown). Ids are decimal integers allocated with
-// O_CREATE|O_EXCL, so concurrent processes never share one, and they are checked before they name a file.
+// temp-file-and-rename so a reader never sees half of one, <id>.reader.<name> holds one reader's offset
+// into the task's output stream (what that reader has been shown) and <id>.lock.<name> its lock, and
+// <id>.tail.<offset> the output past the artifact cap ([TailWriter]). Ids are canonical decimal numbers, each
+// record created whole by linking a temporary file to its name (the link fails when the id is taken), so
+// concurrent processes never share one and no record is ever empty, and they are checked before they name a file.
 //
 // The supervisor writes the record when the shell runs (status running, with its pid and its own) and once
 // more when the run ended (the final status, the outcome, the sink's summary): completion is recorded exactly
