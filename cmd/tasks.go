@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // recentTasks is how long `tasks` lists a task after it ended (without --all).
@@ -99,16 +101,22 @@ func taskEnv(c *cobra.Command, ios IO) (config.Config, tasks.Store, bool, error)
 	return cfg, taskStoreOf(cfg), textFormat(cfg.Format, ios), nil
 }
 
-// taskID checks a task id argument: decimal digits (exit 1 otherwise, SPEC §8).
+// taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, SPEC §8).
 func taskID(arg string) (string, error) {
-	if !tasks.ValidID(arg) {
-		return "", exitError{code: 1, err: fmt.Errorf("task %q: %w", arg, tasks.ErrMalformedID)}
+	if err := tasks.CheckID(arg); err != nil {
+		return "", err
 	}
 	return arg, nil
 }
 
-// taskError is the exit of a task command whose task could not be read: 1 for an unknown id.
-func taskError(err error) error {
+// taskError is the exit of a task command whose task could not be read (unknown or malformed id): it
+// prints an error result (JSON or text per --format) and exits 1.
+func taskError(c *cobra.Command, ios IO, id string, err error) error {
+	text := false
+	if cfg, cerr := loadConfig(c); cerr == nil {
+		text = textFormat(cfg.Format, ios)
+	}
+	printTask(ios, tasks.ErrorResult(id, err), text)
 	return exitError{code: 1, err: err}
 }
 
@@ -128,7 +136,7 @@ a run result and its status line.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			if !tasks.ValidReader(reader) {
 				return usageError{err: fmt.Errorf("--reader %q: %w", reader, tasks.ErrBadReader), cmd: c.CommandPath()}
@@ -142,7 +150,7 @@ a run result and its status line.`,
 			}
 			rd, err := store.ReadOutput(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
 			printTask(ios, tasks.ReadResult(rd), text)
 			return nil // output exits 0 whatever the task did (SPEC §8)
@@ -167,7 +175,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			if timeout < 0 || timeout != timeout {
 				return usageError{err: errors.New("--timeout takes a number of seconds ≥ 0 (0: no limit)"), cmd: c.CommandPath()}
@@ -178,9 +186,9 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			}
 			rec, err := store.Wait(id, time.Duration(timeout*float64(time.Second)))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
-			r := tasks.Result(rec, false)
+			r := store.FinalResult(rec)
 			code := resultExit(r) // as a run of it would exit
 			if rec.Running() {
 				code = exitTimedOut // wait's own --timeout
@@ -206,7 +214,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
 			if err != nil {
-				return err
+				return taskError(c, ios, args[0], err)
 			}
 			s, err := parseSignal(sig)
 			if err != nil {
@@ -218,7 +226,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 			}
 			rec, killed, err := store.Kill(id, s, killLimit(cfg))
 			if err != nil {
-				return taskError(err)
+				return taskError(c, ios, id, err)
 			}
 			printTask(ios, tasks.KillResult(rec, killed), text)
 			return nil
@@ -278,7 +286,7 @@ as a table (id, status, pid, age, command), or with --json as an array of
 			}
 			recs, err := store.List()
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
 			rows := []taskRow{}
 			now := time.Now()
@@ -340,7 +348,7 @@ func newTasksPruneCmd(ios IO) *cobra.Command {
 			}
 			ids, err := store.Prune(d, time.Now())
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
 			fmt.Fprintf(ios.Out, "removed %d task(s)\n", len(ids))
 			return nil
@@ -356,7 +364,10 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kill --all",
 		Short: "Kill every running background task",
-		Args:  usageArgs(cobra.NoArgs),
+		Long: `Kill every running background task, all at once, as agentbash kill does one: each gets SIGTERM,
+then SIGKILL after its grace. Prints a JSON array of the kill results ([] when nothing ran), or their
+texts.`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !all {
 				return usageError{err: errors.New("tasks kill needs --all (agentbash kill ID kills one)"), cmd: c.CommandPath()}
@@ -367,20 +378,49 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 			}
 			recs, err := store.List()
 			if err != nil {
-				return taskError(err)
+				return exitError{code: 1, err: err}
 			}
+			// All at once: each kill waits out its own grace, in parallel.
+			var running []tasks.Record
 			for _, rec := range recs {
-				if !rec.Running() {
-					continue
+				if rec.Running() {
+					running = append(running, rec)
 				}
-				rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
-				if err != nil {
-					fmt.Fprintln(ios.Err, "agentbash:", err)
-					continue
-				}
-				printTask(ios, tasks.KillResult(rec, killed), text)
 			}
-			return nil
+			results := make([]*result.Result, len(running))
+			var wg sync.WaitGroup
+			for i, rec := range running {
+				wg.Go(func() {
+					rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
+					r := tasks.KillResult(rec, killed)
+					if err != nil {
+						r = tasks.ErrorResult(rec.TaskID, err)
+					}
+					results[i] = &r
+				})
+			}
+			wg.Wait()
+			if text {
+				if len(results) == 0 {
+					fmt.Fprintln(ios.Out, texts.TasksNothingKill)
+				}
+				for _, r := range results {
+					printTask(ios, *r, true)
+				}
+				return nil
+			}
+			// One JSON array of the kill results, [] when nothing ran.
+			var buf strings.Builder
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if results == nil {
+				results = []*result.Result{}
+			}
+			if err := enc.Encode(results); err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(ios.Out, buf.String())
+			return err
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "kill every running task")

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Task configures how a request runs as a background task (SPEC §8).
@@ -33,6 +34,12 @@ func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
 	rec, res, _, ok := r.startTask(ctx, req, t, t.Timeout, false)
 	if !ok {
 		return res
+	}
+	if !rec.Running() {
+		// It ended already (a quick command): start reports the task as it started; wait and output
+		// give the end.
+		rec.Status, rec.EndedAt, rec.Outcome, rec.Summary = tasks.StatusRunning, nil, nil, nil
+		rec.KillSignal, rec.LifetimeExceeded = 0, false
 	}
 	return tasks.Result(rec, true)
 }
@@ -65,7 +72,11 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 		if err != nil {
 			return Failed(req.Command, req.Cwd, err)
 		}
-		return tasks.ReadResult(rd)
+		res := tasks.ReadResult(rd)
+		// Say that the command goes on, and how to read on.
+		res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
+		res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		return res
 	}
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
 	// (Ctrl-C) is a cancelled run, not a killed task.

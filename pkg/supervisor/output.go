@@ -17,6 +17,7 @@ type output struct {
 	store   artifact.Store
 	sink    *sink.Sink
 	created string // the artifact allocated, even if writing it failed later
+	openErr error  // why the artifact could not be opened, nil when it was (or was not tried)
 	start   time.Time
 }
 
@@ -34,7 +35,8 @@ func newOutput(o run.Output, live io.Writer) *output {
 		OpenArtifact: func() (io.WriteCloser, string, error) {
 			f, id, err := out.store.Create(artifact.Meta{Command: o.Command, Cwd: o.Cwd, Created: time.Now()})
 			if err != nil {
-				return nil, "", fmt.Errorf("artifact not saved: %w", err)
+				out.openErr = fmt.Errorf("artifact not saved: %w", err)
+				return nil, "", out.openErr
 			}
 			out.created = id
 			return f, id, nil

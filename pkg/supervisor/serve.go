@@ -17,6 +17,8 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
 // liveQueueBytes bounds the live output waiting for a slow client; past it the oldest lines are dropped
@@ -116,6 +118,27 @@ func serve(conn *net.UnixConn) error {
 		live = async
 	}
 	out := newOutput(spec.Output, live)
+	if task != nil && out.created == "" {
+		// A task's output is its artifact: without one it would be lost, so the task does not start.
+		err := out.openErr
+		if err == nil {
+			err = errors.New("artifact not opened")
+		}
+		out.close()
+		_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Error: "task not started: " + err.Error()})
+		return nil
+	}
+	var output io.Writer = out.sink
+	if task != nil {
+		// Past the artifact cap a task's readers still get its newest output, from the tail segments.
+		limit := spec.Output.ArtifactMaxBytes
+		if limit <= 0 {
+			limit = sink.DefaultArtifactMaxBytes
+		}
+		tail := &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
+		defer tail.Close()
+		output = tail
+	}
 	var in io.Reader
 	if stdin != nil {
 		defer stdin.Close()
@@ -130,7 +153,7 @@ func serve(conn *net.UnixConn) error {
 		Stdin:     in,
 		Timeout:   spec.Timeout,
 		KillGrace: spec.KillGrace,
-		Output:    out.sink,
+		Output:    output,
 		LimitMet:  out.sink.LimitMet,
 		Started: func(pid int) {
 			if task != nil {

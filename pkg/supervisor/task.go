@@ -28,7 +28,14 @@ func newDetached(t *run.Task) (*detached, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The supervisor owns the record from here: once its pid is in it, a starter that goes away leaves
+	// a task that is found and finished by this process.
+	rec.SupervisorPid = os.Getpid()
+	rec.SupervisorStart, _ = tasks.StartTime(rec.SupervisorPid)
 	d.rec = rec
+	if err := d.store.Save(rec); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -40,6 +47,10 @@ func (d *detached) started(pid int, out *output) error {
 	if out.created != "" {
 		d.rec.ArtifactID = out.created
 		d.rec.ArtifactPath, _ = artifact.Store{Dir: out.o.ArtifactDir}.Path(out.created)
+	}
+	d.rec.ArtifactCap = out.o.ArtifactMaxBytes
+	if d.rec.ArtifactCap <= 0 {
+		d.rec.ArtifactCap = sink.DefaultArtifactMaxBytes
 	}
 	d.rec.Error = ""
 	return d.store.Save(d.rec)
@@ -67,6 +78,10 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 		d.rec.Status = tasks.StatusSignaled
 	default:
 		d.rec.Status = tasks.StatusExited
+	}
+	if d.rec.KillSignal != 0 && outcome.SignalNumber > 0 {
+		// The signal that ended it: SIGKILL when the command outlived the grace of the one asked for.
+		d.rec.KillSignal = outcome.SignalNumber
 	}
 	if runErr == nil {
 		d.rec.Outcome, d.rec.Summary = &outcome, &summary

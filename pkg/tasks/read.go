@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
+
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +29,10 @@ type Read struct {
 	Record  Record
 	Text    string // sanitized text since the reader's previous read ("" when nothing new)
 	Lossy   bool   // more arrived than maxBytes: only the newest part is in Text
-	Skipped int64  // raw artifact bytes left out of Text
+	Skipped int64  // raw bytes of the stream left out of Text
+	// Partial: the artifact was capped (artifacts.maxBytes), so it does not hold all the task printed;
+	// reads past the cap come from the task's live tail.
+	Partial bool
 }
 
 // ReadOutput returns what task id printed since reader's previous read and moves the reader past it
@@ -50,31 +54,35 @@ func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (
 		if err != nil {
 			return Read{}, err
 		}
-		off := s.offset(id, reader)
-		size := fileSize(rec.ArtifactPath)
-		if size > off || !rec.Running() || !time.Now().Before(deadline) {
-			return s.read(rec, reader, off, size, maxBytes)
+		unlock, err := s.lockReader(id, reader)
+		if err != nil {
+			return Read{}, err
 		}
+		off := s.offset(id, reader)
+		ps := s.pieces(rec)
+		if streamEnd(ps) > off || !rec.Running() || !time.Now().Before(deadline) {
+			rd, err := s.read(rec, reader, off, ps, maxBytes)
+			unlock()
+			return rd, err
+		}
+		unlock()
 		time.Sleep(min(PollInterval, time.Until(deadline)))
 	}
 }
 
-func (s Store) read(rec Record, reader string, off, size int64, maxBytes int) (Read, error) {
+func (s Store) read(rec Record, reader string, off int64, ps []piece, maxBytes int) (Read, error) {
 	rd := Read{Record: rec}
-	if size <= off || rec.ArtifactPath == "" {
+	size := streamEnd(ps)
+	if size <= off {
 		return rd, nil
 	}
-	f, err := os.Open(rec.ArtifactPath)
+	// Read the newest window only: memory stays bounded whatever arrived. Past the artifact cap the
+	// window comes from the tail segments; what they no longer hold is skipped, and counted.
+	lo, buf, err := readRange(ps, max(off, size-int64(maxBytes)), size)
 	if err != nil {
 		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
 	}
-	defer f.Close()
-	// Read the newest window only: memory stays bounded whatever arrived.
-	lo := max(off, size-int64(maxBytes))
-	buf := make([]byte, size-lo)
-	if _, err := f.ReadAt(buf, lo); err != nil && !errors.Is(err, io.EOF) {
-		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
-	}
+	rd.Partial = len(ps) > 1
 	end := len(buf)
 	if rec.Running() {
 		end = safeEnd(buf)
@@ -171,6 +179,26 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
+// lockReader takes the lock of (task id, reader) — flock on <id>.lock.<name> — so that processes
+// reading as the same reader take turns over the read and the offset's update, and never repeat data.
+func (s Store) lockReader(id, reader string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(s.Dir, id+".lock."+reader), os.O_RDWR|os.O_CREATE, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("task %s: reader lock: %w", id, err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("task %s: reader lock: %w", id, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
+}
+
 // offset is reader's offset into task id's artifact, raw bytes (0 when it never read).
 func (s Store) offset(id, reader string) int64 {
 	b, err := os.ReadFile(s.readerPath(id, reader))
@@ -192,6 +220,11 @@ func (s Store) MarkRead(id, reader string, off int64) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
+	unlock, err := s.lockReader(id, reader)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return s.setOffset(id, reader, off)
 }
 
@@ -358,10 +391,63 @@ func ReadResult(rd Read) result.Result {
 		}
 	}
 	if rd.Lossy {
-		footer = append(footer, fmt.Sprintf(texts.ReadSkipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
+		skipped := texts.ReadSkipped
+		if rd.Partial {
+			skipped = texts.ReadSkippedPartial
+		}
+		footer = append(footer, fmt.Sprintf(skipped, sink.FormatSize(rd.Skipped), rd.Record.ArtifactID))
 		r.Details.Lossy, r.Details.SkippedBytes = true, rd.Skipped
 	}
 	r.Output, r.Footer = body, footer
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
+// FinalResult is task rec's result as `wait` prints it: [Result], and for a task that ended without a
+// result (its supervisor died) the newest output it had left in its artifact (at most rec.MaxBytes
+// bytes; what lies before is counted as skipped) ahead of the reason.
+func (s Store) FinalResult(rec Record) result.Result {
+	r := Result(rec, false)
+	if rec.Running() || rec.Outcome != nil {
+		return r
+	}
+	ps := s.pieces(rec)
+	size := streamEnd(ps)
+	maxBytes := rec.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = sink.DefaultMaxBytes
+	}
+	lo, buf, err := readRange(ps, max(0, size-int64(maxBytes)), size)
+	if err != nil || len(buf) == 0 {
+		return r
+	}
+	var text bytes.Buffer
+	z := sanitize.NewWriter(&text)
+	_, _ = z.Write(buf)
+	_ = z.Close()
+	if body := strings.TrimSuffix(text.String(), "\n"); body != "" {
+		r.Output = body + "\n\n" + r.Output
+	}
+	if lo > 0 {
+		skipped := texts.ReadSkipped
+		if len(ps) > 1 {
+			skipped = texts.ReadSkippedPartial
+		}
+		r.Footer = append(r.Footer, fmt.Sprintf(skipped, sink.FormatSize(lo), rec.ArtifactID))
+		r.Details.Lossy, r.Details.SkippedBytes = true, lo
+	}
+	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	return r
+}
+
+// ErrorResult is the result of a task command that could not read task id (unknown, malformed): status
+// error, the message as its text and in details.error.
+func ErrorResult(id string, err error) result.Result {
+	r := result.Result{IsError: true, Output: err.Error()}
+	r.Details.Status, r.Details.Error = result.StatusError, err.Error()
+	if ValidID(id) {
+		r.Details.TaskID = id
+	}
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
 	return r
 }
@@ -370,9 +456,12 @@ func ReadResult(rd Read) result.Result {
 func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)
 	r.Details.Killed = &killed
-	if killed {
+	switch {
+	case killed:
 		r.Output = fmt.Sprintf(texts.TaskKill, rec.TaskID, rec.Pid, rec.Command)
-	} else {
+	case rec.Running():
+		r.Output = fmt.Sprintf(texts.TaskKillPending, rec.TaskID, rec.Status)
+	default:
 		r.Output = fmt.Sprintf(texts.TaskNothingKill, rec.TaskID, r.Details.Status)
 	}
 	r.Footer = nil

@@ -2,9 +2,11 @@
 // is detached from the process that started it, so the command outlives its starter.
 //
 // The store is one directory (mode 0700) of files (mode 0600): <id>.json is the task's [Record], written by
-// temp-file-and-rename so a reader never sees half of one, and <id>.reader.<name> holds one reader's offset
-// into the task's artifact (what that reader has been shown). Ids are decimal integers allocated with
-// O_CREATE|O_EXCL, so concurrent processes never share one, and they are checked before they name a file.
+// temp-file-and-rename so a reader never sees half of one, <id>.reader.<name> holds one reader's offset
+// into the task's output stream (what that reader has been shown) and <id>.lock.<name> its lock, and
+// <id>.tail.<offset> the output past the artifact cap ([TailWriter]). Ids are canonical decimal numbers, each
+// record created whole by linking a temporary file to its name (the link fails when the id is taken), so
+// concurrent processes never share one and no record is ever empty, and they are checked before they name a file.
 //
 // The supervisor writes the record when the shell runs (status running, with its pid and its own) and once
 // more when the run ended (the final status, the outcome, the sink's summary): completion is recorded exactly
@@ -34,7 +36,7 @@ var (
 	// ErrNotFound: no task has that id.
 	ErrNotFound = errors.New("no such task")
 	// ErrMalformedID: the id is not a decimal integer, so it cannot name a task.
-	ErrMalformedID = errors.New("malformed task id (want decimal digits)")
+	ErrMalformedID = errors.New("malformed task id")
 	// ErrBadReader: a reader name that does not match [ValidReader].
 	ErrBadReader = errors.New("bad reader name (want letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64)")
 )
@@ -70,7 +72,12 @@ type Record struct {
 	SupervisorPid int    `json:"supervisorPid,omitempty"` // the detached supervisor's
 	// SupervisorStart is the supervisor's start time in clock ticks since boot (/proc/PID/stat field 22),
 	// so a pid reused by another process is not taken for the supervisor.
-	SupervisorStart   uint64     `json:"supervisorStart,omitempty"`
+	SupervisorStart uint64 `json:"supervisorStart,omitempty"`
+	// StarterPid and StarterStart are the process that created the record (start, run --background or
+	// --yield) and its start time: while the supervisor has not reported, a starter gone means the task
+	// never started.
+	StarterPid        int        `json:"starterPid,omitempty"`
+	StarterStart      uint64     `json:"starterStart,omitempty"`
 	Command           string     `json:"command"`
 	NormalizedCommand string     `json:"normalizedCommand,omitempty"`
 	Cwd               string     `json:"cwd"`
@@ -79,6 +86,9 @@ type Record struct {
 	EndedAt           *time.Time `json:"endedAt,omitempty"`
 	ArtifactID        string     `json:"artifactId,omitempty"`
 	ArtifactPath      string     `json:"artifactPath,omitempty"`
+	// ArtifactCap is the most raw bytes the artifact holds (artifacts.maxBytes); past it the output is in
+	// the task's tail segments (see [TailWriter]).
+	ArtifactCap int64 `json:"artifactCap,omitempty"`
 	// TimeoutSeconds is the task's own timeout, 0 for none; MaxLifetime is tasks.maxLifetime, 0 for none.
 	TimeoutSeconds float64 `json:"timeoutSeconds"`
 	MaxLifetime    float64 `json:"maxLifetime"`
@@ -106,9 +116,23 @@ type Store struct {
 	Dir string
 }
 
-// ValidID reports whether id has the form of a task id: one to 19 ASCII digits.
-func ValidID(id string) bool {
-	return id != "" && len(id) <= 19 && artifact.ValidID(id)
+// ValidID reports whether id has the form of a task id: a canonical decimal number (no sign, no leading
+// zeros) that fits in 64 bits, so one task has one name.
+func ValidID(id string) bool { return CheckID(id) == nil }
+
+// CheckID says why id is not a task id (wrapping [ErrMalformedID]), nil when it is one.
+func CheckID(id string) error {
+	if !artifact.ValidID(id) {
+		return fmt.Errorf("task %q: %w (want a decimal number without leading zeros, e.g. 7)", id, ErrMalformedID)
+	}
+	n, err := strconv.ParseUint(id, 10, 64)
+	if err != nil {
+		return fmt.Errorf("task %q: %w: too large (task ids fit in 64 bits)", id, ErrMalformedID)
+	}
+	if strconv.FormatUint(n, 10) != id {
+		return fmt.Errorf("task %q: %w: leading zeros (write it as %d)", id, ErrMalformedID, n)
+	}
+	return nil
 }
 
 // ValidReader reports whether name is a reader name: [A-Za-z0-9][A-Za-z0-9._-]{0,63} (the session-name
@@ -127,12 +151,7 @@ func ValidReader(name string) bool {
 	return true
 }
 
-func checkID(id string) error {
-	if !ValidID(id) {
-		return fmt.Errorf("task %q: %w", id, ErrMalformedID)
-	}
-	return nil
-}
+func checkID(id string) error { return CheckID(id) }
 
 func (s Store) recordPath(id string) string { return filepath.Join(s.Dir, id+".json") }
 func (s Store) readerPath(id, name string) string {
@@ -160,24 +179,30 @@ func (s Store) Create(rec Record) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if rec.Status == "" {
+		rec.Status = StatusStarting
+	}
+	if rec.StarterPid == 0 {
+		rec.StarterPid = os.Getpid()
+		rec.StarterStart, _ = StartTime(rec.StarterPid)
+	}
 	for tries := 0; tries < 10000; tries++ {
 		next++
 		id := strconv.FormatUint(next, 10)
-		f, err := os.OpenFile(s.recordPath(id), os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+		rec.TaskID = id
+		// The whole record goes in a temporary file that is then linked to the id's name: link fails
+		// when the name exists (the id is taken), and the record is never seen empty or half-written.
+		tmp, err := s.temp(rec)
+		if err != nil {
+			return "", err
+		}
+		err = os.Link(tmp, s.recordPath(id))
+		os.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
 			return "", fmt.Errorf("task record: %w", err)
-		}
-		f.Close()
-		rec.TaskID = id
-		if rec.Status == "" {
-			rec.Status = StatusStarting
-		}
-		if err := s.Save(rec); err != nil {
-			os.Remove(s.recordPath(id))
-			return "", err
 		}
 		return id, nil
 	}
@@ -215,6 +240,30 @@ func (s Store) Save(rec Record) error {
 	return s.replace(s.recordPath(rec.TaskID), b)
 }
 
+// temp writes rec to a new temporary file in the directory and returns its name.
+func (s Store) temp(rec Record) (string, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return "", fmt.Errorf("task %s: encode record: %w", rec.TaskID, err)
+	}
+	f, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("task record: %w", err)
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(f.Name(), FileMode)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("task record: %w", werr)
+	}
+	return f.Name(), nil
+}
+
 // replace writes data to name atomically (temporary file in the same directory, then rename).
 func (s Store) replace(name string, data []byte) error {
 	f, err := os.CreateTemp(s.Dir, ".tmp-*")
@@ -245,7 +294,9 @@ func (s Store) Remove(id string) error {
 		return err
 	}
 	readers, _ := filepath.Glob(filepath.Join(s.Dir, id+".reader.*"))
-	for _, r := range readers {
+	tails, _ := filepath.Glob(filepath.Join(s.Dir, id+".tail.*"))
+	locks, _ := filepath.Glob(filepath.Join(s.Dir, id+".lock.*"))
+	for _, r := range append(append(readers, tails...), locks...) {
 		os.Remove(r)
 	}
 	os.Remove(s.killPath(id))
@@ -308,6 +359,9 @@ func (s Store) load(id string) (Record, error) {
 // lost says why a running record's supervisor cannot finish it, or "" while it can.
 func lost(rec Record) string {
 	if rec.Status == StatusStarting && rec.SupervisorPid == 0 {
+		if rec.StarterPid > 0 && !Alive(rec.StarterPid, rec.StarterStart) {
+			return "the task never started: its starter went away before the supervisor reported"
+		}
 		if time.Since(rec.StartedAt) > startingGrace {
 			return "the task never started: its starter went away before the supervisor reported"
 		}

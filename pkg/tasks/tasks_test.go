@@ -3,6 +3,7 @@ package tasks
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,8 +14,9 @@ import (
 )
 
 func TestValidID(t *testing.T) {
-	for id, want := range map[string]bool{"1": true, "0042": true, "": false, "../x": false, "1a": false,
-		"-1": false, "1.json": false, "12345678901234567890": false} {
+	for id, want := range map[string]bool{"1": true, "0042": false, "04": false, "": false, "../x": false, "1a": false,
+		"-1": false, "1.json": false, "+1": false, "18446744073709551615": true, "18446744073709551616": false,
+		"99999999999999999999999999": false} {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
 		}
@@ -208,5 +210,113 @@ func TestPruneKeepsRunning(t *testing.T) {
 		if _, err := s.Load(id); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
+	}
+}
+
+// A starting record whose starter is gone (and no supervisor reported) is an error at once, not for a
+// minute "starting"; Create never leaves an empty record.
+func TestStartingWithStarterGone(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true:", err)
+	}
+	gone := cmd.Process.Pid
+	for _, tc := range []struct {
+		name    string
+		starter int
+		status  string
+	}{
+		{"starter alive", os.Getpid(), StatusStarting},
+		{"starter gone", gone, StatusError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			id, err := s.Create(Record{StartedAt: time.Now(), StarterPid: tc.starter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, _ := os.ReadFile(filepath.Join(s.Dir, id+".json")); len(b) == 0 {
+				t.Fatal("Create left an empty record")
+			}
+			rec, err := s.Load(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Status != tc.status {
+				t.Errorf("status %q, want %q (%s)", rec.Status, tc.status, rec.Error)
+			}
+			if rs := KillResult(rec, false).Output; tc.status == StatusError && strings.Contains(rs, "running") {
+				t.Errorf("kill text %q says running", rs)
+			}
+		})
+	}
+}
+
+// Readers that share a name take turns: together they deliver the stream once, nothing repeated.
+func TestReadOutputSameReaderConcurrent(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	var want strings.Builder
+	for i := range 2000 {
+		want.WriteString(strings.Repeat("y", i%30) + "\n")
+	}
+	rec, _ := writeTask(t, s, want.String())
+	var mu sync.Mutex
+	var got int
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				rd, err := s.ReadOutput(rec.TaskID, DefaultReader, 64<<10, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				got += len(rd.Text)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if got != want.Len() {
+		t.Errorf("the readers got %d bytes together, want the stream's %d once", got, want.Len())
+	}
+}
+
+// A task whose supervisor died has no result, but wait still shows the output it left.
+func TestFinalResultOfLostTaskHasOutput(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("no true:", err)
+	}
+	for _, tc := range []struct {
+		name, out, want string
+		maxBytes        int
+		lossy           bool
+	}{
+		{"all of it", "compiled 3 files\nstill going", "compiled 3 files\nstill going\n\n", 1000, false},
+		{"the newest part", strings.Repeat("a", 50) + "newest", "newest\n\n", 6, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Store{Dir: t.TempDir()}
+			rec, _ := writeTask(t, s, tc.out)
+			rec.SupervisorPid, rec.SupervisorStart, rec.MaxBytes = cmd.Process.Pid, 0, tc.maxBytes
+			if err := s.Save(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := s.Load(rec.TaskID)
+			if err != nil || rec.Status != StatusError {
+				t.Fatalf("load: %v %q", err, rec.Status)
+			}
+			r := s.FinalResult(rec)
+			if !strings.HasPrefix(r.Output, tc.want) || !strings.Contains(r.Output, "supervisor") {
+				t.Errorf("output %q, want it to start with %q and give the reason", r.Output, tc.want)
+			}
+			if r.Details.Lossy != tc.lossy {
+				t.Errorf("lossy %v, want %v", r.Details.Lossy, tc.lossy)
+			}
+		})
 	}
 }

@@ -57,14 +57,22 @@ const (
 // lossy read's notice (the size skipped, the artifact id), the first line of a killed task's result (the
 // signal name, or the lifetime in seconds), and kill's text (id, pid, command; or id and status).
 const (
-	TaskStarted     = "Started task %s (pid %d): %s"
-	NoNewOutput     = "(no new output)"
-	TaskRunning     = "Task %s is running (pid %d): %s"
-	ReadSkipped     = "[Skipped %s since the last read. Full: artifact://%s]"
-	TaskKilledBy    = "[Task killed by %s]"
-	TaskLifetime    = "[Task killed after tasks.maxLifetime (%s seconds)]"
-	TaskKill        = "Killed task %s (pid %d): %s"
-	TaskNothingKill = "Task %s had already ended (%s): nothing to kill"
+	TaskStarted = "Started task %s (pid %d): %s"
+	NoNewOutput = "(no new output)"
+	TaskRunning = "Task %s is running (pid %d): %s"
+	ReadSkipped = "[Skipped %s since the last read. Full: artifact://%s]"
+	// ReadSkippedPartial: the same past the artifact cap, where the artifact holds only the start.
+	ReadSkippedPartial = "[Skipped %s since the last read. Partial (capped at artifacts.maxBytes): artifact://%s]"
+	TaskKilledBy       = "[Task killed by %s]"
+	TaskLifetime       = "[Task killed after tasks.maxLifetime (%s seconds)]"
+	TaskKill           = "Killed task %s (pid %d): %s"
+	TaskNothingKill    = "Task %s had already ended (%s): nothing to kill"
+	// TaskYielded ends the result of run --yield whose command goes on as a task.
+	TaskYielded = "[Still running as task %s (pid %d): agentbash output %s to read more]"
+	// TasksNothingKill is the text of `tasks kill --all` with no task running.
+	TasksNothingKill = "No running tasks: nothing to kill"
+	// TaskKillPending: the kill was asked for, but the task had not ended when kill stopped waiting.
+	TaskKillPending = "Task %s is still %s: the kill was sent, but it has not ended yet"
 )
 
 // §4: the warning for an AGENTBASH_* variable that is no key (the variable), and its hint (the closest
