@@ -332,10 +332,12 @@ func TestRunLongCommandSameAsShort(t *testing.T) {
 		"functions and return":                `f() { echo "${FUNCNAME[0]} $LINENO $#"; return 4; }; f a b; echo $?`,
 		"return at top level":                 "return 2; echo after",
 		"stdin is the command's":              "read -r line; echo \"got $line\"; read -r line; echo \"then $line\"",
-		"descriptors":                         `ls /proc/self/fd | tr '\n' ' '; echo; ls /proc/$$/fd | tr '\n' ' '`,
-		"variables":                           "true\n" + `compgen -v | grep -vx BASH_EXECUTION_STRING | tr '\n' ' '`,
-		"execution string":                    `echo "${BASH_EXECUTION_STRING:0:30}"`,
-		"exec replaces the shell":             `exec echo replaced; echo not reached`,
+		// The shell's own descriptors through a file, not a pipe: while it starts a pipeline the shell itself
+		// holds the pipe for a moment, which ls could see.
+		"descriptors":             `ls /proc/self/fd | tr '\n' ' '; echo; ls /proc/$$/fd > "${TMPDIR:-/tmp}/fds.$$"; tr '\n' ' ' < "${TMPDIR:-/tmp}/fds.$$"; rm -f "${TMPDIR:-/tmp}/fds.$$"`,
+		"variables":               "true\n" + `compgen -v | grep -vx BASH_EXECUTION_STRING | tr '\n' ' '`,
+		"execution string":        `echo "${BASH_EXECUTION_STRING:0:30}"`,
+		"exec replaces the shell": `exec echo replaced; echo not reached`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			short, shortStatus := runOutput(t, probe, "one\ntwo\n")
