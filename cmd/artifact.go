@@ -102,12 +102,42 @@ func newArtifactListCmd(ios IO) *cobra.Command {
 }
 
 func newArtifactPruneCmd(ios IO) *cobra.Command {
+	c := newPruneCmd(ios, pruneCmd{
+		short:   "Remove artifacts older than DURATION (e.g. 7d, 12h, 30m)",
+		example: "  agentbash artifact prune --older-than 7d",
+		flag:    "remove artifacts older than `DURATION` (7d, 12h, 30m)",
+		what:    "artifact(s)",
+		prune: func(c *cobra.Command, d time.Duration) ([]string, error) {
+			store, err := artifactStore(c)
+			if err != nil {
+				return nil, err
+			}
+			ids, err := store.Prune(d, time.Now())
+			if err != nil {
+				return nil, exitError{code: 1, err: err}
+			}
+			return ids, nil
+		},
+	})
+	addArtifactDirFlag(c)
+	return c
+}
+
+// pruneCmd describes a `prune --older-than DURATION` command (artifacts, tasks).
+type pruneCmd struct {
+	short, example, flag string
+	what                 string // what the count is of: "artifact(s)"
+	prune                func(c *cobra.Command, olderThan time.Duration) (ids []string, err error)
+}
+
+// newPruneCmd builds a prune command: --older-than is required and parsed as an age (7d, 12h, 30m).
+func newPruneCmd(ios IO, p pruneCmd) *cobra.Command {
 	var olderThan string
 	c := &cobra.Command{
 		Use:     "prune --older-than DURATION",
-		Short:   "Remove artifacts older than DURATION (e.g. 7d, 12h, 30m)",
+		Short:   p.short,
 		Args:    usageArgs(cobra.NoArgs),
-		Example: "  agentbash artifact prune --older-than 7d",
+		Example: p.example,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if olderThan == "" {
 				return usageError{err: errors.New("prune needs --older-than DURATION (e.g. 7d)"), cmd: c.CommandPath()}
@@ -116,20 +146,15 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 			if err != nil {
 				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
 			}
-			store, err := artifactStore(c)
+			ids, err := p.prune(c, d)
 			if err != nil {
 				return err
 			}
-			ids, err := store.Prune(d, time.Now())
-			if err != nil {
-				return exitError{code: 1, err: err}
-			}
-			fmt.Fprintf(ios.Out, "removed %d artifact(s)\n", len(ids))
+			fmt.Fprintf(ios.Out, "removed %d %s\n", len(ids), p.what)
 			return nil
 		},
 	}
-	c.Flags().StringVar(&olderThan, "older-than", "", "remove artifacts older than `DURATION` (7d, 12h, 30m)")
-	addArtifactDirFlag(c)
+	c.Flags().StringVar(&olderThan, "older-than", "", p.flag)
 	return c
 }
 

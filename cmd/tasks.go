@@ -328,33 +328,23 @@ as a table (id, status, pid, age, command), or with --json as an array of
 }
 
 func newTasksPruneCmd(ios IO) *cobra.Command {
-	var olderThan string
-	c := &cobra.Command{
-		Use:     "prune --older-than DURATION",
-		Short:   "Remove the records of tasks that ended more than DURATION ago (e.g. 7d, 12h)",
-		Args:    usageArgs(cobra.NoArgs),
-		Example: "  agentbash tasks prune --older-than 7d",
-		RunE: func(c *cobra.Command, _ []string) error {
-			if olderThan == "" {
-				return usageError{err: errors.New("prune needs --older-than DURATION (e.g. 7d)"), cmd: c.CommandPath()}
-			}
-			d, err := parseAge(olderThan)
-			if err != nil {
-				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
-			}
+	c := newPruneCmd(ios, pruneCmd{
+		short:   "Remove the records of tasks that ended more than DURATION ago (e.g. 7d, 12h)",
+		example: "  agentbash tasks prune --older-than 7d",
+		flag:    "remove tasks that ended more than `DURATION` ago (7d, 12h, 30m)",
+		what:    "task(s)",
+		prune: func(c *cobra.Command, d time.Duration) ([]string, error) {
 			_, store, _, err := taskEnv(c, ios)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			ids, err := store.Prune(d, time.Now())
 			if err != nil {
-				return exitError{code: 1, err: err}
+				return nil, exitError{code: 1, err: err}
 			}
-			fmt.Fprintf(ios.Out, "removed %d task(s)\n", len(ids))
-			return nil
+			return ids, nil
 		},
-	}
-	c.Flags().StringVar(&olderThan, "older-than", "", "remove tasks that ended more than `DURATION` ago (7d, 12h, 30m)")
+	})
 	taskFlags(c)
 	return c
 }
