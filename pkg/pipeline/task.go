@@ -79,14 +79,10 @@ func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Dura
 		return res
 	}
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
-	// (Ctrl-C) is a cancelled run, not a killed task.
-	cancelled := ctx.Err() != nil && rec.Outcome != nil && rec.Outcome.Cancelled
-	if cancelled {
-		rec.KillSignal, rec.LifetimeExceeded = 0, false
-	}
+	// (Ctrl-C) is recorded as a cancelled run; its exit status is 128 + the signal that cancelled us.
 	res = tasks.Result(rec, false)
-	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && cancelled {
-		res.CancelSignal = c.Signal // the exit status is 128 + it, as a cancelled run's
+	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && rec.Status == tasks.StatusCancelled {
+		res.CancelSignal = c.Signal
 	}
 	d := &res.Details
 	d.TaskID, d.Pid, d.SupervisorPid, d.StartedAt, d.EndedAt = "", 0, 0, "", ""

@@ -63,6 +63,8 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 	switch {
 	case runErr != nil:
 		d.rec.Status, d.rec.Error = tasks.StatusError, runErr.Error()
+	case outcome.Cancelled && isClientCancel(context.Cause(ctx)):
+		d.rec.Status = tasks.StatusCancelled
 	case outcome.Cancelled:
 		d.rec.Status = tasks.StatusKilled
 		d.rec.KillSignal = int(unix.SIGTERM)
@@ -90,6 +92,13 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 		}
 	}
 	_ = d.store.Save(d.rec) // nobody to tell if this fails: the record then reads as lost (status error)
+}
+
+// isClientCancel reports whether cause is a "cancel" request of the client (an attached task's Ctrl-C),
+// not a signal to the supervisor (`kill`, `tasks kill --all`).
+func isClientCancel(cause error) bool {
+	c, ok := errors.AsType[cancelled](cause)
+	return ok && c.signal == 0 && c.kill == 0
 }
 
 // lifetimeBound reports whether the run's timer was tasks.maxLifetime rather than the task's own timeout.

@@ -55,7 +55,10 @@ const (
 	StatusSignaled = "signaled"
 	StatusKilled   = "killed"
 	StatusTimedOut = "timed_out"
-	StatusError    = "error"
+	// StatusCancelled is a run its own client cancelled before it was handed over (Ctrl-C during
+	// `run --yield`): a cancelled run, not a killed task.
+	StatusCancelled = "cancelled"
+	StatusError     = "error"
 )
 
 // DefaultReader is the reader of `agentbash output` without --reader.
