@@ -107,27 +107,22 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 		example: "  agentbash artifact prune --older-than 7d",
 		flag:    "remove artifacts older than `DURATION` (7d, 12h, 30m)",
 		what:    "artifact(s)",
-		prune: func(c *cobra.Command, d time.Duration) ([]string, error) {
-			store, err := artifactStore(c)
-			if err != nil {
-				return nil, err
-			}
-			ids, err := store.Prune(d, time.Now())
-			if err != nil {
-				return nil, exitError{code: 1, err: err}
-			}
-			return ids, nil
-		},
+		store:   func(c *cobra.Command) (pruner, error) { return artifactStore(c) },
 	})
 	addArtifactDirFlag(c)
 	return c
+}
+
+// pruner is a store that removes what is older than an age (artifact.Store, tasks.Store).
+type pruner interface {
+	Prune(olderThan time.Duration, now time.Time) (ids []string, err error)
 }
 
 // pruneCmd describes a `prune --older-than DURATION` command (artifacts, tasks).
 type pruneCmd struct {
 	short, example, flag string
 	what                 string // what the count is of: "artifact(s)"
-	prune                func(c *cobra.Command, olderThan time.Duration) (ids []string, err error)
+	store                func(c *cobra.Command) (pruner, error)
 }
 
 // newPruneCmd builds a prune command: --older-than is required and parsed as an age (7d, 12h, 30m).
@@ -146,9 +141,13 @@ func newPruneCmd(ios IO, p pruneCmd) *cobra.Command {
 			if err != nil {
 				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
 			}
-			ids, err := p.prune(c, d)
+			store, err := p.store(c)
 			if err != nil {
 				return err
+			}
+			ids, err := store.Prune(d, time.Now())
+			if err != nil {
+				return exitError{code: 1, err: err}
 			}
 			fmt.Fprintf(ios.Out, "removed %d %s\n", len(ids), p.what)
 			return nil

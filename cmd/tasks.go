@@ -333,16 +333,9 @@ func newTasksPruneCmd(ios IO) *cobra.Command {
 		example: "  agentbash tasks prune --older-than 7d",
 		flag:    "remove tasks that ended more than `DURATION` ago (7d, 12h, 30m)",
 		what:    "task(s)",
-		prune: func(c *cobra.Command, d time.Duration) ([]string, error) {
+		store: func(c *cobra.Command) (pruner, error) {
 			_, store, _, err := taskEnv(c, ios)
-			if err != nil {
-				return nil, err
-			}
-			ids, err := store.Prune(d, time.Now())
-			if err != nil {
-				return nil, exitError{code: 1, err: err}
-			}
-			return ids, nil
+			return store, err
 		},
 	})
 	taskFlags(c)
