@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
-	"github.com/agentbash/agentbash/pkg/snapshot"
+	"github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
@@ -48,12 +48,8 @@ func SystemIO() IO {
 // `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
 // the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
-	if len(args) == 1 && args[0] == supervisor.Command {
-		exit(supervisor.Main()) // a run's supervisor: no command line to parse, start it quickly
-		return
-	}
-	if len(args) > 0 && args[0] == snapshot.Command {
-		exit(snapshot.Main(args[1:])) // the helper that makes the shell snapshot
+	if code, ok := reexec.Dispatch(args); ok {
+		exit(code) // a supervisor or the snapshot helper: no command line to parse, start it quickly
 		return
 	}
 	if len(args) > 0 && args[0] == "run" {

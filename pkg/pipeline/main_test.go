@@ -8,18 +8,14 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentbash/agentbash/pkg/snapshot"
-	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/reexec"
 )
 
-// TestMain lets the test binary be the supervisor of the runs it starts (they re-execute it as
-// `<test binary> __supervise`) and the helper that makes the shell snapshot (`__snapshot`).
+// TestMain lets the test binary be what agentbash re-executes itself as (a run's supervisor, the
+// snapshot helper): the runs a test starts re-execute this binary.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == supervisor.Command {
-		os.Exit(supervisor.Main())
-	}
-	if len(os.Args) > 1 && os.Args[1] == snapshot.Command {
-		os.Exit(snapshot.Main(os.Args[2:]))
+	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }
