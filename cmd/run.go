@@ -15,12 +15,14 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/terminal"
 )
@@ -82,6 +84,15 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs := c.Flags()
 	fs.StringVarP(&f.file, "file", "f", "", "read the command from `FILE` (- for stdin)")
 	fs.BoolVar(&f.stdin, "stdin", false, "pass agentbash's stdin to the command (default /dev/null)")
+	fs.String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
+	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, rolling live on a terminal, saying how many were hidden (0 shows all)")
+	addRequestFlags(fs, f)
+	return c
+}
+
+// addRequestFlags adds the flags that shape one command's run: those of run that rpc and mcp take as the
+// defaults of their requests.
+func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` (default the current directory; ~ expands)")
 	fs.Float64("timeout", config.DefaultTimeout, "timeout in `SECONDS`, clamped to [1, 3600]")
 	fs.Float64("kill-grace", config.DefaultKillGrace, "`SECONDS` between SIGTERM and SIGKILL")
@@ -89,7 +100,6 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.Var(&f.head, "head", "show only the first `N` lines of the whole output")
 	fs.Var(&f.tail, "tail", "show only the last `N` lines of the whole output")
 	fs.BoolVar(&f.noNormalize, "no-normalize", false, "do not pull a trailing | head/| tail into a limit")
-	fs.String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
 	fs.Int("max-bytes", config.DefaultMaxBytes, "in-memory output window in `BYTES`")
 	fs.String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
 	fs.Int64("artifact-max-bytes", config.DefaultArtifactMaxBytes, "cap on one artifact in `BYTES`")
@@ -101,8 +111,45 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
-	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, rolling live on a terminal, saying how many were hidden (0 shows all)")
-	return c
+}
+
+// checkEnvFlags checks --env values: KEY=VALUE with a key.
+func checkEnvFlags(env []string) error {
+	for _, kv := range env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("--env %q: want KEY=VALUE", kv)
+		}
+	}
+	return nil
+}
+
+// pipelineConfig is the Runner's config from the resolved settings: cfgWarnings go into every result,
+// flagEnv (--env) over shell.env, exe the backend.
+func pipelineConfig(cfg config.Config, cfgWarnings, flagEnv []string, exe run.Executor) pipeline.Config {
+	return pipeline.Config{
+		Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
+		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
+		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
+		Env:      append(envList(cfg.Shell.Env), flagEnv...),
+		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
+		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
+		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
+		NonZeroExit: cfg.Result.NonZeroExit,
+		Executor:    exe,
+		Warnings:    cfgWarnings,
+	}
+}
+
+// request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).
+func (f runFlags) request(command string) pipeline.Request {
+	req := pipeline.Request{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
+	if f.head.n >= 0 {
+		req.Head = &f.head.n
+	}
+	if f.tail.n >= 0 {
+		req.Tail = &f.tail.n
+	}
+	return req
 }
 
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
@@ -130,10 +177,8 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if f.preview < 0 {
 		return usageError{err: errors.New("--preview takes a line count ≥ 0"), cmd: c.CommandPath()}
 	}
-	for _, kv := range f.env {
-		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return usageError{err: fmt.Errorf("--env %q: want KEY=VALUE", kv), cmd: c.CommandPath()}
-		}
+	if err := checkEnvFlags(f.env); err != nil {
+		return usageError{err: err, cmd: c.CommandPath()}
 	}
 
 	cfg, cfgWarnings, cfgErr := loadConfigWarn(c)
@@ -158,30 +203,13 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	stop := handleSignals(cancel)
 	defer stop()
 
-	pc := pipeline.Config{
-		Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
-		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
-		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
-		Env:      append(envList(cfg.Shell.Env), f.env...),
-		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
-		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
-		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
-		NonZeroExit: cfg.Result.NonZeroExit,
-		Executor:    local,
-		Warnings:    cfgWarnings, // in details.warnings; on stderr like a broken rule's
-	}
+	pc := pipelineConfig(cfg, cfgWarnings, f.env, local) // warnings: in details.warnings and on stderr
 	if !text {
 		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
 		pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
 		_ = result.WriteWarnings(ios.Err, cfgWarnings)
 	}
-	req := pipeline.Request{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
-	if f.head.n >= 0 {
-		req.Head = &f.head.n
-	}
-	if f.tail.n >= 0 {
-		req.Tail = &f.tail.n
-	}
+	req := f.request(command)
 	if f.stdin {
 		req.Stdin = ios.In
 	}

@@ -22,9 +22,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// recentTasks is how long `tasks` lists a task after it ended (without --all).
-const recentTasks = 24 * time.Hour
-
 func newStartCmd(ios IO) *cobra.Command {
 	f := runFlags{background: true}
 	c := newRunLikeCmd(ios, &f)
@@ -258,18 +255,6 @@ func parseSignal(s string) (syscall.Signal, error) {
 	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
-// taskRow is one task in `tasks --json`.
-type taskRow struct {
-	TaskID    string `json:"taskId"`
-	Status    string `json:"status"`
-	Pid       int    `json:"pid"`
-	Command   string `json:"command"`
-	Cwd       string `json:"cwd"`
-	StartedAt string `json:"startedAt"`
-	EndedAt   string `json:"endedAt,omitempty"`
-	ExitCode  *int   `json:"exitCode,omitempty"`
-}
-
 func newTasksCmd(ios IO) *cobra.Command {
 	var all, asJSON bool
 	c := &cobra.Command{
@@ -288,20 +273,8 @@ as a table (id, status, pid, age, command), or with --json as an array of
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
-			rows := []taskRow{}
 			now := time.Now()
-			for _, rec := range recs {
-				if !all && !rec.Running() && rec.EndedAt != nil && now.Sub(*rec.EndedAt) > recentTasks {
-					continue
-				}
-				r := tasks.Result(rec, false)
-				row := taskRow{TaskID: rec.TaskID, Status: r.Details.Status, Pid: rec.Pid, Command: rec.Command,
-					Cwd: rec.Cwd, StartedAt: r.Details.StartedAt, EndedAt: r.Details.EndedAt}
-				if !rec.Running() {
-					row.ExitCode = r.Details.ExitCode
-				}
-				rows = append(rows, row)
-			}
+			rows := tasks.Rows(recs, all, now)
 			if asJSON {
 				b, err := json.Marshal(rows)
 				if err != nil {
