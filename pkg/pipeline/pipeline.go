@@ -63,6 +63,7 @@ type Config struct {
 	DefaultRules bool             // keep the built-in rules
 
 	NonZeroExit string       // result.NonZeroError or result.NonZeroReport (§3.9)
+	SessionDir  string       // where sessions keep their state (§7.1): $XDG_STATE_HOME/agentbash/sessions
 	Executor    run.Executor // nil is a supervisor process per run (supervisor.Local)
 	Warnings    []string     // warnings from earlier steps (config), put in every result
 	// Warn, when set, also receives the warnings that go to stderr (a broken rule, §3.3), once per Runner.
@@ -81,6 +82,7 @@ type Request struct {
 	NoNormalize bool              `json:"noNormalize,omitempty"` // do not extract head/tail stages
 	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor (§3.3)
 	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
+	Session     string            `json:"session,omitempty"`     // the session whose state it runs in (§7.1); "" is none
 	// Stdin is the command's stdin; nil is /dev/null (§3.1).
 	Stdin io.Reader `json:"-"`
 }
