@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -283,14 +282,7 @@ as a table (id, status, pid, age, command), or with --json as an array of
 				_, err = fmt.Fprintf(ios.Out, "%s\n", b)
 				return err
 			}
-			tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tPID\tAGE\tCOMMAND")
-			for _, row := range rows {
-				started, _ := time.Parse(time.RFC3339Nano, row.StartedAt)
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", row.TaskID, row.Status, row.Pid, age(now.Sub(started)),
-					oneLine(row.Command, 80))
-			}
-			return tw.Flush()
+			return tasks.Table(ios.Out, rows, now)
 		},
 	}
 	c.Flags().BoolVar(&all, "all", false, "list every task kept, not only recent ones")

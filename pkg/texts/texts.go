@@ -75,6 +75,18 @@ const (
 	TaskKillPending = "Task %s is still %s: the kill was sent, but it has not ended yet"
 )
 
+// §9: the MCP server's own texts. A yielded bash call that goes on as a task ends with [MCPTaskYielded] (the
+// task id, the shell's pid, the task id again) instead of [TaskYielded], which names the CLI; bash_tasks with
+// nothing to list says [MCPNoTasks] (or [MCPNoTasksAll] with all); a bash call with an empty command gets
+// [MCPNoCommand], one with both run_in_background and yield_seconds [MCPBackgroundYield].
+const (
+	MCPTaskYielded     = "[Still running as task %s (pid %d): call bash_output with task_id \"%s\" to read more, bash_kill to stop it]"
+	MCPNoTasks         = "No background tasks running or ended in the last 24 hours"
+	MCPNoTasksAll      = "No background tasks"
+	MCPNoCommand       = "No command given: the command argument is empty"
+	MCPBackgroundYield = "run_in_background and yield_seconds do not go together: give one of them"
+)
+
 // §4: the warning for an AGENTBASH_* variable that is no key (the variable), and its hint (the closest
 // key), also used after an unknown key in the file.
 const (

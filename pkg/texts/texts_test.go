@@ -36,6 +36,11 @@ func TestTextsVerbatim(t *testing.T) {
 		{fmt.Sprintf(TaskLifetime, "86400"), "[Task killed after tasks.maxLifetime (86400 seconds)]"},
 		{fmt.Sprintf(TaskKill, "7", 4242, "npm run dev"), "Killed task 7 (pid 4242): npm run dev"},
 		{fmt.Sprintf(TaskNothingKill, "7", "exited"), "Task 7 had already ended (exited): nothing to kill"},
+		{fmt.Sprintf(MCPTaskYielded, "7", 4242, "7"), `[Still running as task 7 (pid 4242): call bash_output with task_id "7" to read more, bash_kill to stop it]`},
+		{MCPNoTasks, "No background tasks running or ended in the last 24 hours"},
+		{MCPNoTasksAll, "No background tasks"},
+		{MCPNoCommand, "No command given: the command argument is empty"},
+		{MCPBackgroundYield, "run_in_background and yield_seconds do not go together: give one of them"},
 		{fmt.Sprintf(NoSuchSetting, "AGENTBASH_TIMOUT") + fmt.Sprintf(DidYouMean, "AGENTBASH_TIMEOUT"),
 			"AGENTBASH_TIMOUT: no such setting; did you mean AGENTBASH_TIMEOUT?"},
 	} {

@@ -1,0 +1,129 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/mcpserver"
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/supervisor"
+)
+
+// mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
+// to end before it exits; their supervisors then finish the kill themselves (SPEC §11).
+const mcpExitGrace = time.Second
+
+func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
+	var f runFlags
+	var noSession bool
+	c := &cobra.Command{
+		Use:   "mcp [run flags]",
+		Short: "Serve the bash tools to an MCP client (Claude Code, Codex, Cursor, …) on stdin and stdout",
+		Long: `Run a Model Context Protocol server on stdin and stdout, so an MCP client (Claude Code, Codex, Cursor,
+Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers four
+tools: bash runs a command (or starts it in the background), bash_output reads what a background task
+printed since the last read, bash_kill stops a task and everything it started, bash_tasks lists the tasks.
+Each result is the one agentbash run prints: the text the model reads, the details as structured content,
+and isError when the command failed, timed out or was blocked.
+
+The flags of run given here are the defaults of every call (--timeout 60, --cwd DIR, --max-bytes N, …);
+a call's own arguments win. By default each connection has a session of its own: cd and export carry over
+between its bash calls, which run one after another, and the session is removed when the client goes away.
+--session NAME uses a named session that outlives the server; --no-session runs every call afresh and in
+parallel. Background tasks outlive the server.
+
+Nothing but the protocol is written to stdout; warnings and logs go to stderr. When the client closes
+stdin, the calls still running are killed with their process trees, tasks keep running, and the server
+exits 0.`,
+		Example: `  claude mcp add agentbash -- agentbash mcp
+  agentbash mcp --timeout 120 --cwd ~/src/app
+  agentbash mcp --no-session`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runMCP(c, ios, info, f, noSession)
+		},
+	}
+	fs := c.Flags()
+	addRequestFlags(fs, &f)
+	fs.String("task-dir", "", "task `DIR` for background tasks (default $XDG_STATE_HOME/agentbash/tasks)")
+	if fs.Lookup("session") == nil { // the sessions' own flag, where addRequestFlags has it, is the same
+		fs.String("session", "", "run every bash call in session `NAME` (kept after the server ends)")
+	}
+	fs.BoolVar(&noSession, "no-session", false, "no session: every bash call starts afresh, and calls run in parallel")
+	return c
+}
+
+// sessionName is the pattern of session names (SPEC §7.1): no path tricks.
+var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool) error {
+	if err := checkEnvFlags(f.env); err != nil {
+		return usageError{err: err, cmd: c.CommandPath()}
+	}
+	session, _ := c.Flags().GetString("session")
+	switch {
+	case session != "" && noSession:
+		return usageError{err: errors.New("--session and --no-session do not go together"), cmd: c.CommandPath()}
+	case session != "" && !sessionName.MatchString(session):
+		return usageError{err: fmt.Errorf("--session %q: a name is letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64", session), cmd: c.CommandPath()}
+	}
+	cfg, cfgWarnings, err := loadConfigWarn(c)
+	if err != nil {
+		return err
+	}
+	_ = result.WriteWarnings(ios.Err, cfgWarnings)
+
+	local := &supervisor.Local{}
+	defer local.Close()
+	local.Prewarm()
+	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
+	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+
+	ctx, cancel := context.WithCancelCause(c.Context())
+	defer cancel(nil)
+	stop := handleSignals(cancel)
+	defer stop()
+
+	srv := mcpserver.New(mcpserver.Options{
+		Runner:      pipeline.New(pc),
+		Defaults:    f.request(""),
+		Tasks:       taskStoreOf(cfg),
+		MaxLifetime: cfg.Tasks.MaxLifetime,
+		MaxBytes:    cfg.MaxBytes,
+		KillWait:    killLimit(cfg),
+		Session:     session,
+		NoSession:   noSession,
+		EndSession:  func(name string) { removeSession(pc.SessionDir, name, ios) },
+		Version:     info.resolved().Version,
+		Logger:      slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ExitGrace:   mcpExitGrace,
+	})
+	err = srv.Serve(ctx, mcpserver.Stdio(ios.In, ios.Out))
+	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {
+		return exitError{code: exitSignal + int(sc.Signal)} // SIGINT, SIGTERM: 128+N, as rpc
+	}
+	if err != nil {
+		return exitError{code: 1, err: fmt.Errorf("mcp: %w", err)}
+	}
+	return nil
+}
+
+// removeSession removes the state of a connection's own session once the connection ended and its calls
+// returned (nothing of the session runs any more; its tasks never write it back).
+func removeSession(dir, name string, ios IO) {
+	if dir == "" || !sessionName.MatchString(name) {
+		return
+	}
+	if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})
+	}
+}

@@ -1,0 +1,111 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Progress notifications of a running bash call (SPEC §9): at most one per [ProgressInterval], each with
+// the output so far as progress (bytes: it grows with every notification, as MCP wants) and the tail of
+// the output, at most [ProgressTailBytes] from a line start, as its message. The first goes out as soon as
+// there is output, the next when more arrived and the interval passed.
+const (
+	ProgressInterval  = time.Second
+	ProgressTailBytes = 4096
+)
+
+// progress sends the progress notifications of one call.
+type progress struct {
+	ctx     context.Context
+	session *mcp.ServerSession
+	token   any
+
+	mu    sync.Mutex
+	tail  []byte // the newest output, at most 2×ProgressTailBytes
+	total int64  // bytes of output so far
+	kick  chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+}
+
+// startProgress starts the sender of a call's progress notifications.
+func startProgress(ctx context.Context, session *mcp.ServerSession, token any) *progress {
+	p := &progress{ctx: ctx, session: session, token: token, kick: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go p.send()
+	return p
+}
+
+// observe takes the output as it arrives (a pipeline.Observer).
+func (p *progress) observe(text string) {
+	p.mu.Lock()
+	p.total += int64(len(text))
+	p.tail = append(p.tail, text...)
+	if over := len(p.tail) - 2*ProgressTailBytes; over > 0 {
+		p.tail = append(p.tail[:0], p.tail[over:]...)
+	}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the sender; no notification goes out after it returns.
+func (p *progress) stop() {
+	close(p.quit)
+	<-p.done
+}
+
+func (p *progress) send() {
+	defer close(p.done)
+	var sent int64
+	var last time.Time
+	for {
+		select {
+		case <-p.kick:
+		case <-p.quit:
+			return
+		}
+		if wait := ProgressInterval - time.Since(last); !last.IsZero() && wait > 0 {
+			timer := time.NewTimer(wait)
+			select {
+			case <-timer.C:
+			case <-p.quit:
+				timer.Stop()
+				return
+			}
+		}
+		p.mu.Lock()
+		total, message := p.total, tailText(p.tail, ProgressTailBytes)
+		p.mu.Unlock()
+		if total == sent {
+			continue
+		}
+		sent, last = total, time.Now()
+		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
+			ProgressToken: p.token, Progress: float64(total), Message: message})
+	}
+}
+
+// tailText is the end of b in at most max bytes: from the first line start in that window when there is
+// one, else from a character boundary; without the final newline.
+func tailText(b []byte, max int) string {
+	if len(b) > max {
+		cut := b[len(b)-max:]
+		if i := bytes.IndexByte(cut, '\n'); i >= 0 && i < len(cut)-1 {
+			cut = cut[i+1:]
+		} else {
+			for len(cut) > 0 && !utf8.RuneStart(cut[0]) {
+				cut = cut[1:]
+			}
+		}
+		b = cut
+	}
+	return string(bytes.TrimSuffix(b, []byte("\n")))
+}

@@ -1,0 +1,166 @@
+// Package mcpserver is agentbash's Model Context Protocol server (SPEC §9): the tools bash, bash_output,
+// bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk). Each call runs through the same pipeline and task store as the
+// command line, so a result is the one `agentbash run` prints: content the model-visible text,
+// structuredContent its details, isError as the result says.
+//
+// Every call is supervised on its own (SPEC §11) and handled concurrently with the others: a running bash
+// never holds up bash_output, bash_kill, bash_tasks or a background start. A call the client cancels
+// (notifications/cancelled) or whose connection ends has its process tree killed, and gets no response.
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Options configures a [Server].
+type Options struct {
+	Runner *pipeline.Runner // runs every bash call
+	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
+	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
+	Defaults pipeline.Request
+
+	Tasks       tasks.Store // where background tasks are recorded
+	MaxLifetime float64     // tasks.maxLifetime of a task started here, seconds; 0 is none
+	MaxBytes    int         // bytes a bash_output read shows at most; 0 is the default 51200
+	// KillWait is how long bash_kill waits for a task to end after its signal (the kill grace and the
+	// sweeps); 0 is 13 s.
+	KillWait time.Duration
+
+	// Session names the session (SPEC §7.1) every bash call of every connection runs in. When it is ""
+	// and NoSession is false, each connection gets a session of its own, with a generated name, that
+	// EndSession is given once the connection ended and its calls returned.
+	Session    string
+	NoSession  bool
+	EndSession func(name string)
+
+	Version string       // the server's version in its initialize answer
+	Logger  *slog.Logger // the SDK's log; nil discards it. Never stdout: stdout is the protocol's.
+	// ExitGrace bounds how long Serve waits, once the client's input ended (EOF), for the calls still
+	// running to return: they are cancelled at once, and a process that exits then leaves their trees to
+	// their supervisors, which kill them as their client is gone (SPEC §11). 0 waits for them all.
+	ExitGrace time.Duration
+}
+
+// Server is an MCP server with agentbash's tools. It may serve several connections at once ([Server.Serve]
+// for each); it is safe for concurrent use.
+type Server struct {
+	o   Options
+	mcp *mcp.Server
+}
+
+// New builds the server and registers its four tools.
+func New(o Options) *Server {
+	if o.KillWait <= 0 {
+		o.KillWait = 13 * time.Second
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{o: o}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "agentbash", Title: "agentbash", Version: o.Version},
+		&mcp.ServerOptions{
+			Instructions: instructions,
+			Logger:       logger,
+			// Tools only: no logging capability (the log goes to stderr, not to the client).
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		})
+	s.addTools()
+	return s
+}
+
+// instructions is what the server tells a client about itself at initialize.
+const instructions = `agentbash runs shell commands the way a coding agent's bash tool should: bounded output with the full
+output saved to a file, a timeout that kills the whole process tree, no prompts or pagers, and background
+tasks for servers, watchers and long builds. Use bash to run a command; bash with run_in_background for one
+that does not end by itself, then bash_output to read it, bash_kill to stop it, bash_tasks to list tasks.`
+
+// conn is one connection as its calls see it: the context Serve was given (its cancel reaches every
+// running call) and the session its bash calls run in.
+type conn struct {
+	ctx     context.Context
+	session string
+}
+
+type connKey struct{}
+
+// connOf is the connection a handler's context belongs to (the SDK derives request contexts from the one
+// given to Connect, keeping its values), nil outside Serve.
+func connOf(ctx context.Context) *conn {
+	c, _ := ctx.Value(connKey{}).(*conn)
+	return c
+}
+
+// Serve serves one connection over t until the client goes away or ctx is cancelled; cancelling ctx
+// cancels the running calls with its cause (their trees are killed) and ends the connection. The
+// connection's generated session, if any, is handed to EndSession at the end. It returns nil when the
+// client ended the connection (EOF).
+func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
+	c := &conn{ctx: ctx, session: s.o.Session}
+	generated := false
+	if c.session == "" && !s.o.NoSession {
+		c.session, generated = SessionName(), true
+	}
+	tr := &transport{inner: t, inputDone: make(chan struct{})}
+	ss, err := s.mcp.Connect(context.WithValue(ctx, connKey{}, c), tr, nil)
+	if err != nil {
+		return fmt.Errorf("mcp: connect: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
+	defer stop()
+	done := make(chan error, 1)
+	go func() {
+		err := ss.Wait()
+		if generated && s.o.EndSession != nil {
+			s.o.EndSession(c.session) // every call of the connection has returned
+		}
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-tr.inputDone:
+		// The client went away: the SDK cancels the running calls. Wait for them, within ExitGrace.
+		var timeout <-chan time.Time
+		if s.o.ExitGrace > 0 {
+			timer := time.NewTimer(s.o.ExitGrace)
+			defer timer.Stop()
+			timeout = timer.C
+		}
+		select {
+		case err = <-done:
+		case <-timeout:
+			s.o.logf("calls still ending %s after the client went away; leaving them to their supervisors", s.o.ExitGrace)
+		}
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+		err = nil
+	}
+	return err
+}
+
+func (o Options) logf(format string, args ...any) {
+	if o.Logger != nil {
+		o.Logger.Warn(fmt.Sprintf(format, args...))
+	}
+}
+
+// SessionName generates the name of a connection's own session: "mcp-" and 12 random hex digits, a valid
+// session name (SPEC §7.1) that no other connection gets.
+func SessionName() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return "mcp-" + hex.EncodeToString(b)
+}
