@@ -1,0 +1,616 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/reexec"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
+)
+
+// TestMain lets the test binary be what agentbash re-executes itself as (a run's supervisor).
+func TestMain(m *testing.M) {
+	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// testServer is a server over a temporary artifact and task directory.
+func testServer(t *testing.T, edit func(*Options)) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	o := Options{
+		Runner: pipeline.New(pipeline.Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(dir, "art"),
+			NonZeroExit: result.NonZeroError}),
+		Tasks:   tasks.Store{Dir: filepath.Join(dir, "tasks")},
+		Version: "test",
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	return New(o)
+}
+
+// connect serves one in-memory connection of s and returns its client; the connection is closed at the
+// end of the test, and served reports Serve's return.
+func connect(t *testing.T, s *Server, opts *mcp.ClientOptions) (cs *mcp.ClientSession, served chan error) {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	served = make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), st) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, opts).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs, served
+}
+
+// call calls tool with args and fails the test on a protocol error.
+func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	return r
+}
+
+func text(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// details is the structuredContent of r as result.Details (the client decodes it as a map).
+func details(t *testing.T, r *mcp.CallToolResult) result.Details {
+	t.Helper()
+	var d result.Details
+	b, err := json.Marshal(r.StructuredContent)
+	if err == nil {
+		err = json.Unmarshal(b, &d)
+	}
+	if err != nil {
+		t.Fatalf("structuredContent %v: %v", r.StructuredContent, err)
+	}
+	return d
+}
+
+// marked lists the live processes whose argv[0] is marker (`exec -a MARKER sleep …`).
+func marked(marker string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		stat, _ := os.ReadFile(d + "/stat")
+		if err != nil || !strings.HasPrefix(string(b), marker+"\x00") {
+			continue
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(d))
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// waitFor polls cond every 20 ms, for at most limit (a bound against a hang, not a timing assertion).
+func waitFor(limit time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// reap kills what is left of marker's processes at the end of a test.
+func reap(t *testing.T, marker string) {
+	t.Cleanup(func() {
+		for _, pid := range marked(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+var markers = 0
+
+func newMarker(t *testing.T) string {
+	markers++
+	m := fmt.Sprintf("abmcptest%d-%d", os.Getpid(), markers)
+	reap(t, m)
+	return m
+}
+
+func TestToolsListSchemas(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type prop struct {
+		Type string `json:"type"`
+	}
+	type schema struct {
+		Type                 string          `json:"type"`
+		Properties           map[string]prop `json:"properties"`
+		Required             []string        `json:"required"`
+		AdditionalProperties any             `json:"additionalProperties"`
+	}
+	want := map[string]struct {
+		props    map[string]string
+		required []string
+	}{
+		"bash": {map[string]string{"command": "string", "cwd": "string", "timeout": "number", "head": "integer",
+			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number"}, []string{"command"}},
+		"bash_output": {map[string]string{"task_id": "string", "wait_seconds": "number"}, []string{"task_id"}},
+		"bash_kill":   {map[string]string{"task_id": "string"}, []string{"task_id"}},
+		"bash_tasks":  {map[string]string{"all": "boolean"}, nil},
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+		w, ok := want[tool.Name]
+		if !ok {
+			t.Errorf("unexpected tool %s", tool.Name)
+			continue
+		}
+		var s schema
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if s.Type != "object" || s.AdditionalProperties != false {
+			t.Errorf("%s: type %q, additionalProperties %v", tool.Name, s.Type, s.AdditionalProperties)
+		}
+		got := map[string]string{}
+		for k, p := range s.Properties {
+			got[k] = p.Type
+		}
+		if fmt.Sprint(got) != fmt.Sprint(w.props) {
+			t.Errorf("%s: properties %v, want %v", tool.Name, got, w.props)
+		}
+		if !slices.Equal(s.Required, w.required) {
+			t.Errorf("%s: required %v, want %v", tool.Name, s.Required, w.required)
+		}
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"bash", "bash_kill", "bash_output", "bash_tasks"}) {
+		t.Errorf("tools %v", names)
+	}
+	// What a model must learn from bash's description.
+	bash := res.Tools[slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "bash" })]
+	for _, s := range []string{"run_in_background", "artifactPath", "artifact://", "not a failure of this tool",
+		"bash_output", "bash_kill", "yield_seconds"} {
+		if !strings.Contains(bash.Description, s) {
+			t.Errorf("bash's description does not mention %q", s)
+		}
+	}
+}
+
+func TestBashResults(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	for _, tc := range []struct {
+		command string
+		text    string
+		isError bool
+		status  string
+		exit    int
+	}{
+		{"echo hi", "hi", false, result.StatusExited, 0},
+		{"echo out; echo err >&2", "out\nerr", false, result.StatusExited, 0},
+		{"echo failing; exit 3", "failing\n\nCommand exited with code 3", true, result.StatusExited, 3},
+		{"true", texts.NoOutput, false, result.StatusExited, 0},
+		{"kill -SEGV $$", "(no output)\n\nCommand killed by signal SIGSEGV", true, result.StatusSignaled, -1},
+	} {
+		r := call(t, cs, "bash", map[string]any{"command": tc.command})
+		d := details(t, r)
+		if text(r) != tc.text || r.IsError != tc.isError || d.Status != tc.status {
+			t.Errorf("%q: text %q isError %v status %s; want %q %v %s", tc.command, text(r), r.IsError, d.Status,
+				tc.text, tc.isError, tc.status)
+		}
+		if tc.exit >= 0 && (d.ExitCode == nil || *d.ExitCode != tc.exit) {
+			t.Errorf("%q: exitCode %v, want %d", tc.command, d.ExitCode, tc.exit)
+		}
+	}
+}
+
+func TestBashArguments(t *testing.T) {
+	sub := filepath.Join(t.TempDir(), "sub dir")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash", map[string]any{"command": "pwd", "cwd": sub})
+	if text(r) != sub {
+		t.Errorf("cwd: %q", text(r))
+	}
+	r = call(t, cs, "bash", map[string]any{"command": "seq 1 100", "head": 3})
+	if !strings.HasPrefix(text(r), "1\n2\n3\n\n[Showing lines 1-3 of 100. Full: artifact://") || r.IsError {
+		t.Errorf("head: %q", text(r))
+	}
+	r = call(t, cs, "bash", map[string]any{"command": "seq 1 100", "tail": 2})
+	if !strings.HasPrefix(text(r), "99\n100\n\n[Showing lines 99-100 of 100") {
+		t.Errorf("tail: %q", text(r))
+	}
+	r = call(t, cs, "bash", map[string]any{"command": "sleep 10", "timeout": 1.5})
+	if d := details(t, r); text(r) != "[Command timed out after 1.5 seconds]\n(no output)" || !r.IsError ||
+		d.Status != result.StatusTimedOut || d.TimeoutSeconds != 1.5 {
+		t.Errorf("timeout: %q %+v", text(r), d)
+	}
+	r = call(t, cs, "bash", map[string]any{"command": "pwd", "cwd": "/nonexistent-mcp"})
+	if text(r) != texts.DirNotExist+"/nonexistent-mcp" || !r.IsError || details(t, r).Status != result.StatusError {
+		t.Errorf("bad cwd: %q", text(r))
+	}
+}
+
+// The run flags are the defaults of a call; a call's own argument wins.
+func TestDefaultsFromRunFlags(t *testing.T) {
+	dir := t.TempDir()
+	head := 2
+	s := testServer(t, func(o *Options) { o.Defaults = pipeline.Request{Cwd: dir, Head: &head} })
+	cs, _ := connect(t, s, nil)
+	if r := call(t, cs, "bash", map[string]any{"command": "pwd"}); text(r) != dir {
+		t.Errorf("default cwd: %q", text(r))
+	}
+	if r := call(t, cs, "bash", map[string]any{"command": "seq 5"}); !strings.HasPrefix(text(r), "1\n2\n\n[Showing lines 1-2 of 5") {
+		t.Errorf("default head: %q", text(r))
+	}
+	if r := call(t, cs, "bash", map[string]any{"command": "seq 5", "head": 4}); !strings.HasPrefix(text(r), "1\n2\n3\n4\n\n[Showing lines 1-4 of 5") {
+		t.Errorf("call's head: %q", text(r))
+	}
+}
+
+func TestBigOutputNoticeAndArtifact(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash", map[string]any{"command": "seq 1 100000"})
+	d := details(t, r)
+	m := regexp.MustCompile(`\n100000\n\n\[Showing lines (\d+)-100000 of 100000 \(50\.0KB limit\)\. Full: artifact://(\d+)\]$`).FindStringSubmatch(text(r))
+	if m == nil || r.IsError || m[2] != d.ArtifactID {
+		t.Fatalf("text ends %q, artifactId %q", text(r)[max(0, len(text(r))-200):], d.ArtifactID)
+	}
+	b, err := os.ReadFile(d.ArtifactPath)
+	if err != nil || !filepath.IsAbs(d.ArtifactPath) {
+		t.Fatalf("artifactPath %q: %v", d.ArtifactPath, err)
+	}
+	want := 0
+	for i := 1; i <= 100000; i++ {
+		want += len(strconv.Itoa(i)) + 1
+	}
+	if len(b) != want {
+		t.Errorf("artifact has %d bytes, want %d", len(b), want)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	for _, tc := range []struct {
+		args any
+		want string
+	}{
+		{map[string]any{}, `missing properties: ["command"]`},
+		{map[string]any{"command": "echo", "cmd": "x"}, `unexpected additional properties ["cmd"]`},
+		{map[string]any{"command": 5}, "command"},
+		{map[string]any{"command": "echo", "head": -1}, "head"},
+		{map[string]any{"command": "echo", "timeout": "soon"}, "timeout"},
+		{map[string]any{"command": "  \n"}, texts.MCPNoCommand},
+		{map[string]any{"command": "sleep 1", "run_in_background": true, "yield_seconds": 1}, texts.MCPBackgroundYield},
+	} {
+		r := call(t, cs, "bash", tc.args)
+		if !r.IsError || !strings.Contains(text(r), tc.want) {
+			t.Errorf("%v: isError %v, text %q; want one naming %q", tc.args, r.IsError, text(r), tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{"bash_output", map[string]any{}, `missing properties: ["task_id"]`},
+		{"bash_output", map[string]any{"task_id": 7}, "task_id"},
+		{"bash_output", map[string]any{"task_id": "../x"}, "../x"},
+		{"bash_kill", map[string]any{"task_id": "999999"}, "999999"},
+		{"bash_tasks", map[string]any{"everything": true}, "everything"},
+	} {
+		r := call(t, cs, tc.tool, tc.args)
+		if !r.IsError || !strings.Contains(text(r), tc.want) {
+			t.Errorf("%s %v: isError %v, text %q; want one naming %q", tc.tool, tc.args, r.IsError, text(r), tc.want)
+		}
+	}
+	// The server goes on.
+	if r := call(t, cs, "bash", map[string]any{"command": "echo still here"}); text(r) != "still here" {
+		t.Errorf("after bad arguments: %q", text(r))
+	}
+}
+
+// A command of 4 MiB (far past what one argument of exec may hold) runs as any other.
+func TestHugeArgument(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash", map[string]any{"command": "x='" + strings.Repeat("a", 4<<20) + "'; echo ${#x}"})
+	if text(r) != strconv.Itoa(4<<20) || r.IsError {
+		t.Errorf("text %q", text(r)[:min(200, len(text(r)))])
+	}
+}
+
+func TestCancelKillsTheTree(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	m := newMarker(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf("(exec -a %s sleep 60) & exec -a %s sleep 60", m, m)}})
+		done <- err
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 2 }) {
+		t.Fatalf("the command's two processes did not show: %v", marked(m))
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("a cancelled call returned no error")
+	}
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 0 }) {
+		t.Errorf("left after the cancel: %v", marked(m))
+	}
+	if r := call(t, cs, "bash", map[string]any{"command": "echo after"}); text(r) != "after" {
+		t.Errorf("after the cancel: %q", text(r))
+	}
+}
+
+// A client that goes away mid-call (its end of the stream closes, as when it exits): the call's tree dies
+// and Serve returns. The server side is the stdio transport.
+func TestDisconnectKillsTheTree(t *testing.T) {
+	var ended []string
+	var mu sync.Mutex
+	s := testServer(t, func(o *Options) {
+		o.EndSession = func(name string) { mu.Lock(); ended = append(ended, name); mu.Unlock() }
+	})
+	server, client := net.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: client, Writer: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf("(exec -a %s sleep 60) & exec -a %s sleep 60", m, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 2 }) {
+		t.Fatalf("the command's two processes did not show: %v", marked(m))
+	}
+	_ = client.Close() // not cs.Close, which would wait for the call to end
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 0 }) {
+		t.Errorf("left after the client went away: %v", marked(m))
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after the client went away")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ended) != 1 || !regexp.MustCompile(`^mcp-[0-9a-f]{12}$`).MatchString(ended[0]) {
+		t.Errorf("sessions ended: %q", ended)
+	}
+}
+
+// Calls of a connection without a session run at once: each waits for the others to have started.
+func TestConcurrentCalls(t *testing.T) {
+	cs, _ := connect(t, testServer(t, func(o *Options) { o.NoSession = true }), nil)
+	dir := t.TempDir()
+	names := []string{"A", "B", "C"}
+	texts := make([]string, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			r := call(t, cs, "bash", map[string]any{"timeout": 20, "command": fmt.Sprintf(
+				"cd %q && touch %s && until [ -e A ] && [ -e B ] && [ -e C ]; do sleep 0.02; done && echo %s", dir, n, n)})
+			texts[i] = text(r)
+		})
+	}
+	wg.Wait()
+	if !slices.Equal(texts, names) {
+		t.Errorf("texts %q, want %q", texts, names)
+	}
+}
+
+// bash_output, bash_tasks and a background start do not wait behind a running bash of the same session.
+func TestTaskToolsDoNotWaitBehindBash(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	flag := filepath.Join(t.TempDir(), "flag")
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		done <- call(t, cs, "bash", map[string]any{"timeout": 20,
+			"command": fmt.Sprintf("until [ -e %q ]; do sleep 0.02; done; echo released", flag)})
+	}()
+	if r := call(t, cs, "bash_tasks", map[string]any{}); r.IsError {
+		t.Errorf("bash_tasks: %q", text(r))
+	}
+	r := call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("touch %q", flag), "run_in_background": true})
+	if r.IsError {
+		t.Fatalf("background start: %q", text(r))
+	}
+	if r := <-done; text(r) != "released" {
+		t.Errorf("the running bash: %q", text(r))
+	}
+}
+
+func TestBackgroundTasks(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash", map[string]any{"command": "echo started; sleep 0.3; echo bgdone; exit 5", "run_in_background": true})
+	d := details(t, r)
+	if !regexp.MustCompile(`^Started task ` + d.TaskID + ` \(pid \d+\): echo started`).MatchString(text(r)) ||
+		r.IsError || d.Status != result.StatusRunning || d.ArtifactPath == "" {
+		t.Fatalf("start: %q %+v", text(r), d)
+	}
+	var seen strings.Builder
+	var final result.Details
+	for range 100 {
+		o := call(t, cs, "bash_output", map[string]any{"task_id": d.TaskID, "wait_seconds": 2.5})
+		seen.WriteString(text(o) + "\n")
+		if final = details(t, o); final.Status != result.StatusRunning {
+			if !o.IsError || !strings.HasSuffix(text(o), "Command exited with code 5") {
+				t.Errorf("final read: isError %v %q", o.IsError, text(o))
+			}
+			break
+		}
+	}
+	if !strings.Contains(seen.String(), "started\n") || !strings.Contains(seen.String(), "bgdone") ||
+		final.Status != result.StatusExited || final.ExitCode == nil || *final.ExitCode != 5 {
+		t.Errorf("reads %q, final %+v", seen.String(), final)
+	}
+
+	m := newMarker(t)
+	r = call(t, cs, "bash", map[string]any{"command": fmt.Sprintf("(exec -a %s sleep 300) & exec -a %s sleep 300", m, m),
+		"run_in_background": true})
+	kid := details(t, r).TaskID
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 2 }) {
+		t.Fatalf("the task's two processes did not show: %v", marked(m))
+	}
+	l := call(t, cs, "bash_tasks", map[string]any{})
+	var list TaskList
+	b, _ := json.Marshal(l.StructuredContent)
+	_ = json.Unmarshal(b, &list)
+	i := slices.IndexFunc(list.Tasks, func(row tasks.Row) bool { return row.TaskID == kid })
+	if i < 0 || list.Tasks[i].Status != result.StatusRunning || !strings.Contains(text(l), m) ||
+		!strings.HasPrefix(text(l), "ID  ") {
+		t.Errorf("bash_tasks: %q %+v", text(l), list)
+	}
+	k := call(t, cs, "bash_kill", map[string]any{"task_id": kid})
+	if kd := details(t, k); kd.Killed == nil || !*kd.Killed || k.IsError || len(marked(m)) != 0 {
+		t.Errorf("bash_kill: %q %+v, left %v", text(k), kd, marked(m))
+	}
+	k = call(t, cs, "bash_kill", map[string]any{"task_id": kid})
+	if kd := details(t, k); kd.Killed == nil || *kd.Killed {
+		t.Errorf("second bash_kill: %q", text(k))
+	}
+}
+
+func TestNoTasks(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash_tasks", map[string]any{})
+	b, _ := json.Marshal(r.StructuredContent)
+	if text(r) != texts.MCPNoTasks || string(b) != `{"tasks":[]}` || r.IsError {
+		t.Errorf("%q %s", text(r), b)
+	}
+	if r := call(t, cs, "bash_tasks", map[string]any{"all": true}); text(r) != texts.MCPNoTasksAll {
+		t.Errorf("all: %q", text(r))
+	}
+}
+
+// A yielded call still running goes on as a task, and its text points at bash_output.
+func TestYield(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	flag := filepath.Join(t.TempDir(), "flag")
+	r := call(t, cs, "bash", map[string]any{"yield_seconds": 0.2,
+		"command": fmt.Sprintf("echo before; until [ -e %q ]; do sleep 0.02; done; echo after", flag)})
+	d := details(t, r)
+	want := "before\n\n" + fmt.Sprintf(texts.MCPTaskYielded, d.TaskID, d.Pid, d.TaskID)
+	if text(r) != want || d.Status != result.StatusRunning {
+		t.Fatalf("yield: %q, want %q", text(r), want)
+	}
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := call(t, cs, "bash_output", map[string]any{"task_id": d.TaskID, "wait_seconds": 10})
+	for details(t, o).Status == result.StatusRunning {
+		o = call(t, cs, "bash_output", map[string]any{"task_id": d.TaskID, "wait_seconds": 10})
+	}
+	if text(o) != "after" && text(o) != texts.NoNewOutput {
+		t.Errorf("after the yield: %q", text(o))
+	}
+	// A command that ends within its yield is a plain run.
+	r = call(t, cs, "bash", map[string]any{"yield_seconds": 30, "command": "echo quick"})
+	if text(r) != "quick" || details(t, r).TaskID != "" {
+		t.Errorf("quick yield: %q %+v", text(r), details(t, r))
+	}
+}
+
+func TestProgressNotifications(t *testing.T) {
+	var mu sync.Mutex
+	var got []*mcp.ProgressNotificationParams
+	cs, _ := connect(t, testServer(t, nil), &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, req.Params)
+			mu.Unlock()
+		}})
+	params := &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+		"command": "for i in 1 2 3; do echo line$i; sleep 0.5; done"}}
+	params.SetProgressToken("tok")
+	r, err := cs.CallTool(context.Background(), params)
+	if err != nil || text(r) != "line1\nline2\nline3" {
+		t.Fatalf("%v %q", err, text(r))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 {
+		t.Fatal("no progress notification")
+	}
+	prev := 0.0
+	for _, p := range got {
+		if p.ProgressToken != "tok" || p.Progress <= prev || !strings.HasPrefix(p.Message, "line1") {
+			t.Errorf("notification %+v after progress %v", p, prev)
+		}
+		prev = p.Progress
+	}
+}
+
+func TestTailText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"a\nb\n", 10, "a\nb"},
+		{"first line\nsecond\n", 10, "second"},
+		{"abcdefghij", 4, "ghij"},
+		{"ééééé", 5, "éé"}, // not from inside a character
+		{"", 4, ""},
+	} {
+		if got := tailText([]byte(tc.in), tc.max); got != tc.want {
+			t.Errorf("tailText(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+func TestSessionName(t *testing.T) {
+	a, b := SessionName(), SessionName()
+	if a == b || !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`).MatchString(a) {
+		t.Errorf("%q %q", a, b)
+	}
+}
