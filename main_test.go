@@ -44,7 +44,17 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "config"))
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
 			env.Setenv("ARTDIR", filepath.Join(env.WorkDir, "state", "agentbash", "artifacts"))
+			// The folder holding the MCP TypeScript SDK for mcp_typescript_client.txtar (set by .ci/run).
+			if sdk := os.Getenv("MCP_TYPESCRIPT_SDK"); sdk != "" {
+				env.Setenv("MCP_TYPESCRIPT_SDK", sdk)
+			}
 			return os.MkdirAll(home, 0o755)
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "mcpsdk" { // the MCP TypeScript SDK is installed (MCP_TYPESCRIPT_SDK names its folder)
+				return os.Getenv("MCP_TYPESCRIPT_SDK") != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitcode,
