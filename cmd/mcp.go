@@ -26,7 +26,7 @@ func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 	var f runFlags
 	var noSession bool
 	c := &cobra.Command{
-		Use:   "mcp [run flags]",
+		Use:   "mcp [flags]",
 		Short: "Serve the bash tools to an MCP client (Claude Code, Codex, Cursor, …) on stdin and stdout",
 		Long: `Run a Model Context Protocol server on stdin and stdout, so an MCP client (Claude Code, Codex, Cursor,
 Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers four
