@@ -473,7 +473,7 @@ func TestBackgroundTasks(t *testing.T) {
 	cs, _ := connect(t, testServer(t, nil), nil)
 	r := call(t, cs, "bash", map[string]any{"command": "echo started; sleep 0.3; echo bgdone; exit 5", "run_in_background": true})
 	d := details(t, r)
-	if !regexp.MustCompile(`^Started task ` + d.TaskID + ` \(pid \d+\): echo started`).MatchString(text(r)) ||
+	if !regexp.MustCompile(`^Started task `+d.TaskID+` \(pid \d+\): echo started`).MatchString(text(r)) ||
 		r.IsError || d.Status != result.StatusRunning || d.ArtifactPath == "" {
 		t.Fatalf("start: %q %+v", text(r), d)
 	}
