@@ -19,35 +19,105 @@ import (
 // ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
 var ErrDied = errors.New("supervisor exited without a result")
 
-// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep one
-// supervisor started ahead ([Local.Prewarm]), so a run does not wait for the supervisor's exec. Its
-// methods are safe for concurrent use.
+// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep
+// supervisors started ahead, so a run does not wait for a supervisor's exec: one for the next run
+// ([Local.Prewarm], what `run` does), or a pool of Spares refilled in the background after each take (a
+// long-lived client: rpc, mcp). A spare is an idle supervisor waiting for its start request; it exits by
+// itself when its socket closes, so none outlives this process. Its methods are safe for concurrent use;
+// after Close, runs still work but no spare is kept.
 type Local struct {
-	mu    sync.Mutex
-	spare *Process
+	// Spares is how many idle supervisors to keep ready; 0 keeps only what Prewarm started.
+	Spares int
+
+	mu      sync.Mutex
+	spares  []*Process
+	filling bool // a refill goroutine runs
+	closed  bool
+	fill    sync.WaitGroup
 }
 
 var _ run.Executor = (*Local)(nil)
 
-// Prewarm starts a supervisor now for the next Start to take; a failure is left for Start to report.
+// Prewarm starts a supervisor now for the next Start to take, unless one is ready; with Spares set it
+// fills the pool in the background instead. A failure is left for Start to report.
 func (l *Local) Prewarm() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.spare == nil {
-		l.spare, _ = Spawn()
+	if l.closed {
+		return
+	}
+	if l.Spares > 0 {
+		l.refill()
+		return
+	}
+	if len(l.spares) == 0 {
+		if p, err := Spawn(); err == nil {
+			l.spares = append(l.spares, p)
+		}
 	}
 }
 
-// Close ends a supervisor started ahead and not used.
+// refill starts the goroutine that spawns spares up to Spares, unless it runs. l.mu is held.
+func (l *Local) refill() {
+	if l.filling || l.closed || len(l.spares) >= l.Spares {
+		return
+	}
+	l.filling = true
+	l.fill.Add(1)
+	go func() {
+		defer l.fill.Done()
+		for {
+			p, err := Spawn()
+			l.mu.Lock()
+			if err != nil || l.closed || len(l.spares) >= l.Spares {
+				l.filling = false
+				l.mu.Unlock()
+				if p != nil {
+					p.Close()
+				}
+				return // a failed spawn is retried by the next take; Start reports its own
+			}
+			l.spares = append(l.spares, p)
+			full := len(l.spares) >= l.Spares
+			if full {
+				l.filling = false
+			}
+			l.mu.Unlock()
+			if full {
+				return
+			}
+		}
+	}()
+}
+
+// take returns a spare, or nil, and starts a refill.
+func (l *Local) take() *Process {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var p *Process
+	if n := len(l.spares); n > 0 {
+		p = l.spares[n-1]
+		l.spares[n-1] = nil
+		l.spares = l.spares[:n-1]
+	}
+	l.refill()
+	return p
+}
+
+// Close ends the idle supervisors and keeps no more: each exits at once (EOF before a start request)
+// and is reaped. It waits for a refill under way.
 func (l *Local) Close() error {
 	l.mu.Lock()
-	p := l.spare
-	l.spare = nil
+	l.closed = true
+	spares := l.spares
+	l.spares = nil
 	l.mu.Unlock()
-	if p == nil {
-		return nil
+	l.fill.Wait()
+	var errs []error
+	for _, p := range spares {
+		errs = append(errs, p.Close())
 	}
-	return p.Close()
+	return errors.Join(errs...)
 }
 
 // Resolve resolves the shell and working directory on this machine (run.FindShell, run.ResolveDir).
@@ -68,10 +138,7 @@ func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 
 // Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
 func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
-	l.mu.Lock()
-	p := l.spare
-	l.spare = nil
-	l.mu.Unlock()
+	p := l.take()
 	if p == nil {
 		var err error
 		if p, err = Spawn(); err != nil {
