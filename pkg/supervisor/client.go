@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +35,7 @@ type Local struct {
 	filling bool // a refill goroutine runs
 	closed  bool
 	fill    sync.WaitGroup
+	shells  map[string]string // shell as configured → the path found, for Resolve
 }
 
 var _ run.Executor = (*Local)(nil)
@@ -90,7 +92,7 @@ func (l *Local) refill() {
 	}()
 }
 
-// take returns a spare, or nil, and starts a refill.
+// take returns a spare, or nil, and starts a refill: the new supervisor's start-up overlaps the run.
 func (l *Local) take() *Process {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -123,7 +125,7 @@ func (l *Local) Close() error {
 // Resolve resolves the shell and working directory on this machine (run.FindShell, run.ResolveDir).
 func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 	t := run.Target{Shell: shell}
-	sh, shErr := run.FindShell(shell)
+	sh, shErr := l.findShell(shell)
 	if shErr == nil {
 		t.Shell = sh
 	}
@@ -134,6 +136,31 @@ func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 		return t, dirErr // the working directory is checked first (SPEC §3.4)
 	}
 	return t, shErr
+}
+
+// findShell is run.FindShell, remembered: a long-lived client looks the shell up in PATH once, and
+// after that only checks that the file found is still an executable (a removed or replaced shell is
+// looked up again). PATH of this process does not change, so the answer does not either.
+func (l *Local) findShell(shell string) (string, error) {
+	l.mu.Lock()
+	sh, ok := l.shells[shell]
+	l.mu.Unlock()
+	if ok {
+		if fi, err := os.Stat(sh); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return sh, nil
+		}
+	}
+	sh, err := run.FindShell(shell)
+	if err != nil {
+		return sh, err
+	}
+	l.mu.Lock()
+	if l.shells == nil {
+		l.shells = map[string]string{}
+	}
+	l.shells[shell] = sh
+	l.mu.Unlock()
+	return sh, nil
 }
 
 // Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
@@ -225,17 +252,23 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 		p.closeIn = closeIn
 		spec.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
 	}
-	if _, _, err := p.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
-		return p.died(fmt.Errorf("send descriptors: %w", err))
+	// One message opens the stream: a byte carrying the descriptors, then the start request, so the
+	// supervisor wakes once for both (a stream socket may take less than all of it: the rest follows).
+	var buf bytes.Buffer
+	buf.WriteByte(0)
+	if err := json.NewEncoder(&buf).Encode(Request{Op: OpStart, Spec: &spec}); err != nil {
+		p.Close()
+		return fmt.Errorf("supervisor: encode start request: %w", err)
 	}
-	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by the start, a cancel and a detach
-	p.enc = enc
-	mu.Lock()
-	err := enc.Encode(Request{Op: OpStart, Spec: &spec})
-	mu.Unlock()
+	n, _, err := p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
+	if err == nil && n < buf.Len() {
+		_, err = p.conn.Write(buf.Bytes()[n:])
+	}
 	if err != nil {
 		return p.died(fmt.Errorf("send start request: %w", err))
 	}
+	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by a cancel and a detach
+	p.enc = enc
 	p.stop = context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
