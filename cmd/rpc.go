@@ -46,8 +46,8 @@ With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N
 The flags of run given here are the defaults of every request. A task has no timeout unless its request
 gives one. At the end of stdin the running commands are cancelled and answered, tasks keep running, and
 rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
-		Example: `  printf '%s\n' '{"id":1,"type":"bash","command":"echo hi"}' | agentbash rpc
-  agentbash rpc --timeout 120 --cwd ~/src/app`,
+		Example: `  agentbash rpc --timeout 120 --cwd ~/src/app
+  { echo '{"id":1,"type":"bash","command":"echo hi"}'; sleep 1; } | agentbash rpc   # EOF would cancel it`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runRPC(c, ios, f)
