@@ -19,7 +19,7 @@ const rpcSpares = 2
 
 // rpcMemoryLimit is the soft limit of the rpc process's Go heap (SPEC §12: peak RSS ≤ 16 MiB after 1000
 // commands); the collector runs harder near it, it is not a cap.
-const rpcMemoryLimit = 8 << 20
+const rpcMemoryLimit = 12 << 20
 
 func newRPCCmd(ios IO) *cobra.Command {
 	var f runFlags

@@ -166,17 +166,29 @@ func (l *Local) findShell(shell string) (string, error) {
 // Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
 func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 	p := l.take()
+	spare := p != nil
 	if p == nil {
 		var err error
 		if p, err = Spawn(); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.start(ctx, r); err != nil {
+	err := p.start(ctx, r)
+	if spare && r.Stdin == nil && errors.Is(err, errNotSent) {
+		// The spare was gone before it got the run (killed while it waited): nothing ran, so a new
+		// supervisor gets it.
+		if p, err = Spawn(); err == nil {
+			err = p.start(ctx, r)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
+
+// errNotSent marks a start that failed before any of the start request reached the supervisor.
+var errNotSent = errors.New("start request not sent")
 
 // Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
 // [run.Process] once started.
@@ -261,6 +273,9 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 		return fmt.Errorf("supervisor: encode start request: %w", err)
 	}
 	n, _, err := p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
+	if err != nil && n == 0 {
+		return p.died(fmt.Errorf("send start request: %w: %w", errNotSent, err))
+	}
 	if err == nil && n < buf.Len() {
 		_, err = p.conn.Write(buf.Bytes()[n:])
 	}
@@ -381,9 +396,9 @@ func (p *Process) Wait() (run.Outcome, error) {
 func (p *Process) died(cause error) error {
 	p.conn.Close()
 	if err := p.wait(); err != nil {
-		return fmt.Errorf("%w (%v; %v)", ErrDied, err, cause)
+		return fmt.Errorf("%w (%v; %w)", ErrDied, err, cause)
 	}
-	return fmt.Errorf("%w (%v)", ErrDied, cause)
+	return fmt.Errorf("%w (%w)", ErrDied, cause)
 }
 
 // wait reaps the supervisor once. The error is how it ended when that was not exit status 0 (an
