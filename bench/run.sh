@@ -39,6 +39,9 @@ hyperfine -N --warmup 10 --runs 200 --export-markdown "$out/overhead.md" \
   -n pipeline "bash -c 'timeout 300 bash -c true 2>&1 | tee $tmp/pipe.log | tail -c 51200'" \
   -n bare "bash -c true"
 
+echo "== rpc: a command in a running agentbash rpc, and its peak RSS"
+python3 bench/rpc.py "$ab" | tee "$out/rpc.md"
+
 big='yes 0123456789abcdef | head -c 1000000000'
 echo "== throughput: $big (1 GB; artifact cap raised so both keep the whole stream)"
 hyperfine --warmup 1 --runs "$runs" --export-markdown "$out/throughput.md" \

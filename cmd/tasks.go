@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/pipeline"
@@ -238,21 +237,8 @@ func killLimit(cfg config.Config) time.Duration {
 	return time.Duration((cfg.KillGrace + 10) * float64(time.Second))
 }
 
-// parseSignal parses TERM, SIGTERM or 15.
-func parseSignal(s string) (syscall.Signal, error) {
-	name := strings.ToUpper(strings.TrimSpace(s))
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if n := unix.SignalNum(name); n != 0 {
-		return n, nil
-	}
-	var n int
-	if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n > 0 && n < 65 && fmt.Sprint(n) == strings.TrimSpace(s) {
-		return syscall.Signal(n), nil
-	}
-	return 0, fmt.Errorf("unknown signal %q", s)
-}
+// parseSignal parses TERM, SIGTERM or 15 (tasks.ParseSignal).
+func parseSignal(s string) (syscall.Signal, error) { return tasks.ParseSignal(s) }
 
 func newTasksCmd(ios IO) *cobra.Command {
 	var all, asJSON bool

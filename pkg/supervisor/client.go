@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,41 +20,112 @@ import (
 // ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
 var ErrDied = errors.New("supervisor exited without a result")
 
-// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep one
-// supervisor started ahead ([Local.Prewarm]), so a run does not wait for the supervisor's exec. Its
-// methods are safe for concurrent use.
+// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep
+// supervisors started ahead, so a run does not wait for a supervisor's exec: one for the next run
+// ([Local.Prewarm], what `run` does), or a pool of Spares refilled in the background after each take (a
+// long-lived client: rpc, mcp). A spare is an idle supervisor waiting for its start request; it exits by
+// itself when its socket closes, so none outlives this process. Its methods are safe for concurrent use;
+// after Close, runs still work but no spare is kept.
 type Local struct {
-	mu    sync.Mutex
-	spare *Process
+	// Spares is how many idle supervisors to keep ready; 0 keeps only what Prewarm started.
+	Spares int
+
+	mu      sync.Mutex
+	spares  []*Process
+	filling bool // a refill goroutine runs
+	closed  bool
+	fill    sync.WaitGroup
+	shells  map[string]string // shell as configured → the path found, for Resolve
 }
 
 var _ run.Executor = (*Local)(nil)
 
-// Prewarm starts a supervisor now for the next Start to take; a failure is left for Start to report.
+// Prewarm starts a supervisor now for the next Start to take, unless one is ready; with Spares set it
+// fills the pool in the background instead. A failure is left for Start to report.
 func (l *Local) Prewarm() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.spare == nil {
-		l.spare, _ = Spawn()
+	if l.closed {
+		return
+	}
+	if l.Spares > 0 {
+		l.refill()
+		return
+	}
+	if len(l.spares) == 0 {
+		if p, err := Spawn(); err == nil {
+			l.spares = append(l.spares, p)
+		}
 	}
 }
 
-// Close ends a supervisor started ahead and not used.
+// refill starts the goroutine that spawns spares up to Spares, unless it runs. l.mu is held.
+func (l *Local) refill() {
+	if l.filling || l.closed || len(l.spares) >= l.Spares {
+		return
+	}
+	l.filling = true
+	l.fill.Add(1)
+	go func() {
+		defer l.fill.Done()
+		for {
+			p, err := Spawn()
+			l.mu.Lock()
+			if err != nil || l.closed || len(l.spares) >= l.Spares {
+				l.filling = false
+				l.mu.Unlock()
+				if p != nil {
+					p.Close()
+				}
+				return // a failed spawn is retried by the next take; Start reports its own
+			}
+			l.spares = append(l.spares, p)
+			full := len(l.spares) >= l.Spares
+			if full {
+				l.filling = false
+			}
+			l.mu.Unlock()
+			if full {
+				return
+			}
+		}
+	}()
+}
+
+// take returns a spare, or nil, and starts a refill: the new supervisor's start-up overlaps the run.
+func (l *Local) take() *Process {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var p *Process
+	if n := len(l.spares); n > 0 {
+		p = l.spares[n-1]
+		l.spares[n-1] = nil
+		l.spares = l.spares[:n-1]
+	}
+	l.refill()
+	return p
+}
+
+// Close ends the idle supervisors and keeps no more: each exits at once (EOF before a start request)
+// and is reaped. It waits for a refill under way.
 func (l *Local) Close() error {
 	l.mu.Lock()
-	p := l.spare
-	l.spare = nil
+	l.closed = true
+	spares := l.spares
+	l.spares = nil
 	l.mu.Unlock()
-	if p == nil {
-		return nil
+	l.fill.Wait()
+	var errs []error
+	for _, p := range spares {
+		errs = append(errs, p.Close())
 	}
-	return p.Close()
+	return errors.Join(errs...)
 }
 
 // Resolve resolves the shell and working directory on this machine (run.FindShell, run.ResolveDir).
 func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 	t := run.Target{Shell: shell}
-	sh, shErr := run.FindShell(shell)
+	sh, shErr := l.findShell(shell)
 	if shErr == nil {
 		t.Shell = sh
 	}
@@ -66,23 +138,57 @@ func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 	return t, shErr
 }
 
+// findShell is run.FindShell, remembered: a long-lived client looks the shell up in PATH once, and
+// after that only checks that the file found is still an executable (a removed or replaced shell is
+// looked up again). PATH of this process does not change, so the answer does not either.
+func (l *Local) findShell(shell string) (string, error) {
+	l.mu.Lock()
+	sh, ok := l.shells[shell]
+	l.mu.Unlock()
+	if ok {
+		if fi, err := os.Stat(sh); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return sh, nil
+		}
+	}
+	sh, err := run.FindShell(shell)
+	if err != nil {
+		return sh, err
+	}
+	l.mu.Lock()
+	if l.shells == nil {
+		l.shells = map[string]string{}
+	}
+	l.shells[shell] = sh
+	l.mu.Unlock()
+	return sh, nil
+}
+
 // Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
 func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
-	l.mu.Lock()
-	p := l.spare
-	l.spare = nil
-	l.mu.Unlock()
+	p := l.take()
+	spare := p != nil
 	if p == nil {
 		var err error
 		if p, err = Spawn(); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.start(ctx, r); err != nil {
+	err := p.start(ctx, r)
+	if spare && r.Stdin == nil && errors.Is(err, errNotSent) {
+		// The spare was gone before it got the run (killed while it waited): nothing ran, so a new
+		// supervisor gets it.
+		if p, err = Spawn(); err == nil {
+			err = p.start(ctx, r)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
 }
+
+// errNotSent marks a start that failed before any of the start request reached the supervisor.
+var errNotSent = errors.New("start request not sent")
 
 // Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
 // [run.Process] once started.
@@ -158,17 +264,26 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 		p.closeIn = closeIn
 		spec.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
 	}
-	if _, _, err := p.conn.WriteMsgUnix([]byte{0}, rights, nil); err != nil {
-		return p.died(fmt.Errorf("send descriptors: %w", err))
+	// One message opens the stream: a byte carrying the descriptors, then the start request, so the
+	// supervisor wakes once for both (a stream socket may take less than all of it: the rest follows).
+	var buf bytes.Buffer
+	buf.WriteByte(0)
+	if err := json.NewEncoder(&buf).Encode(Request{Op: OpStart, Spec: &spec}); err != nil {
+		p.Close()
+		return fmt.Errorf("supervisor: encode start request: %w", err)
 	}
-	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by the start, a cancel and a detach
-	p.enc = enc
-	mu.Lock()
-	err := enc.Encode(Request{Op: OpStart, Spec: &spec})
-	mu.Unlock()
+	n, _, err := p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
+	if err != nil && n == 0 {
+		return p.died(fmt.Errorf("send start request: %w: %w", errNotSent, err))
+	}
+	if err == nil && n < buf.Len() {
+		_, err = p.conn.Write(buf.Bytes()[n:])
+	}
 	if err != nil {
 		return p.died(fmt.Errorf("send start request: %w", err))
 	}
+	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by a cancel and a detach
+	p.enc = enc
 	p.stop = context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -281,9 +396,9 @@ func (p *Process) Wait() (run.Outcome, error) {
 func (p *Process) died(cause error) error {
 	p.conn.Close()
 	if err := p.wait(); err != nil {
-		return fmt.Errorf("%w (%v; %v)", ErrDied, err, cause)
+		return fmt.Errorf("%w (%v; %w)", ErrDied, err, cause)
 	}
-	return fmt.Errorf("%w (%v)", ErrDied, cause)
+	return fmt.Errorf("%w (%w)", ErrDied, cause)
 }
 
 // wait reaps the supervisor once. The error is how it ended when that was not exit status 0 (an

@@ -78,7 +78,22 @@ func Main() int {
 // serve runs one command for the client on conn.
 func serve(conn *net.UnixConn) error {
 	defer conn.Close()
-	go run.Prepare() // while the client is still getting its command ready
+	// While the client is still getting its command ready (or, for a spare, until a run comes): the
+	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
+	go run.Prepare()
+	go warmCodecs()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	idle := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			// A signal before the start ends the supervisor as it would without a handler.
+			signal.Reset(s)
+			_ = unix.Kill(os.Getpid(), s.(syscall.Signal))
+		case <-idle:
+		}
+	}()
 	stdin, err := receiveFiles(conn)
 	if err != nil {
 		return err
@@ -92,6 +107,7 @@ func serve(conn *net.UnixConn) error {
 		return fmt.Errorf("first request is %q, want %q", req.Op, OpStart)
 	}
 	spec := *req.Spec
+	close(idle)
 	if spec.Stdin && stdin == nil {
 		return errors.New("start request wants stdin, but no descriptor came with it")
 	}
@@ -108,7 +124,7 @@ func serve(conn *net.UnixConn) error {
 	defer cancel(nil)
 	ev := &events{enc: json.NewEncoder(conn)}
 	go watchClient(dec, cancel, task != nil && !spec.Task.Attached)
-	stopSignals := cancelOnSignals(cancel, task)
+	stopSignals := cancelOnSignals(sigs, cancel, task)
 	defer stopSignals()
 
 	var live io.Writer
@@ -213,9 +229,7 @@ func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached boo
 // cancelOnSignals makes SIGTERM, SIGINT and SIGHUP sent to the supervisor itself a cancel of the run, so
 // that killing a supervisor politely never leaves its tree behind.
 // For a task, the signal the tree gets first is the one its `kill` asked for.
-func cancelOnSignals(cancel context.CancelCauseFunc, task *detached) (stop func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+func cancelOnSignals(sigs chan os.Signal, cancel context.CancelCauseFunc, task *detached) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -229,6 +243,14 @@ func cancelOnSignals(cancel context.CancelCauseFunc, task *detached) (stop func(
 		}
 	}()
 	return func() { signal.Stop(sigs); close(done) }
+}
+
+// warmCodecs encodes and decodes the protocol's messages once, so the reflection encoding/json does on a
+// type's first use is not paid by the run (a spare supervisor does it while it waits).
+func warmCodecs() {
+	_ = json.NewEncoder(io.Discard).Encode(Event{Op: OpDone, Outcome: &run.Outcome{}, Summary: &sink.Summary{}})
+	var req Request
+	_ = json.Unmarshal([]byte(`{"op":"start","spec":{"command":"","env":[],"output":{},"task":{}}}`), &req)
 }
 
 // receiveFiles reads the one-byte message that opens the stream and the descriptors it carries: none, or

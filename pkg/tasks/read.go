@@ -469,3 +469,19 @@ func KillResult(rec Record, killed bool) result.Result {
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
 	return r
 }
+
+// ParseSignal parses the signal a kill asks for: a name with or without SIG (TERM, SIGTERM, any case) or
+// a number from 1 to 64 (15).
+func ParseSignal(s string) (syscall.Signal, error) {
+	name := strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if n := unix.SignalNum(name); n != 0 {
+		return n, nil
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && n > 0 && n < 65 && strconv.Itoa(n) == strings.TrimSpace(s) {
+		return syscall.Signal(n), nil
+	}
+	return 0, fmt.Errorf("unknown signal %q (want a name such as TERM or a number such as 15)", s)
+}

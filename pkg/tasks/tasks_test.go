@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -318,5 +319,19 @@ func TestFinalResultOfLostTaskHasOutput(t *testing.T) {
 				t.Errorf("lossy %v, want %v", r.Details.Lossy, tc.lossy)
 			}
 		})
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{"TERM": syscall.SIGTERM, "sigint": syscall.SIGINT, " HUP ": syscall.SIGHUP,
+		"9": syscall.SIGKILL, "64": 64} {
+		if got, err := ParseSignal(in); err != nil || got != want {
+			t.Errorf("ParseSignal(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "NOPE", "0", "65", "+9", "09", "9x"} {
+		if _, err := ParseSignal(in); err == nil {
+			t.Errorf("ParseSignal(%q): no error", in)
+		}
 	}
 }

@@ -1,0 +1,97 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/rpc"
+	"github.com/agentbash/agentbash/pkg/supervisor"
+)
+
+// rpcSpares is how many idle supervisors an rpc process keeps ready, so a request pays no exec of
+// agentbash; a burst of concurrent requests beyond it spawns its own.
+const rpcSpares = 2
+
+// rpcMemoryLimit is the soft limit of the rpc process's Go heap (SPEC §12: peak RSS ≤ 16 MiB after 1000
+// commands); the collector runs harder near it, it is not a cap.
+const rpcMemoryLimit = 12 << 20
+
+func newRPCCmd(ios IO) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "rpc [run flags]",
+		Short: "Serve bash requests as JSON lines on stdin and stdout, for agents that keep a process open",
+		Long: `Serve requests as JSON lines: one request per line on stdin, one response or event per line on stdout,
+logs on stderr. Each command is a full supervised run with the result agentbash run prints, and pays no
+agentbash start-up. Requests run concurrently, those of one session in the order they came.
+
+Requests (every field but type is optional unless named):
+  {"id":1,"type":"bash","command":"make test","cwd":"…","timeout":60,"head":N,"tail":N,"env":{…},
+   "session":"…","noNormalize":true,"intercept":true,"tools":[…],"background":true,"yield":5,"stream":true}
+  {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one)
+  {"type":"start",…the bash fields}             start a background task
+  {"type":"output","taskId":"7","wait":10,"reader":"…"}   what the task printed since the last read
+  {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
+  {"type":"tasks","all":true}
+Responses: {"id":…,"type":"response","command":"bash","success":true,"data":RESULT}, or
+{"id":…,"type":"response","success":false,"error":"…"} for a bad line, an unknown type or a bad field.
+With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N} while it runs (at most
+10 a second). {"type":"task_done","taskId":"7","data":RESULT} when a task started here ends.
+
+The flags of run given here are the defaults of every request. A task has no timeout unless its request
+gives one. At the end of stdin the running commands are cancelled and answered, tasks keep running, and
+rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
+		Example: `  agentbash rpc --timeout 120 --cwd ~/src/app
+  { echo '{"id":1,"type":"bash","command":"echo hi"}'; sleep 1; } | agentbash rpc   # EOF would cancel it`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runRPC(c, ios, f)
+		},
+	}
+	addRequestFlags(c.Flags(), &f)
+	c.Flags().String("task-dir", "", "task `DIR` for start and background requests (default $XDG_STATE_HOME/agentbash/tasks)")
+	return c
+}
+
+func runRPC(c *cobra.Command, ios IO, f runFlags) error {
+	if err := checkEnvFlags(f.env); err != nil {
+		return usageError{err: err, cmd: c.CommandPath()}
+	}
+	cfg, cfgWarnings, err := loadConfigWarn(c)
+	_ = result.WriteWarnings(ios.Err, cfgWarnings) // and in every result
+	if err != nil {
+		return err
+	}
+	debug.SetMemoryLimit(rpcMemoryLimit)
+
+	local := &supervisor.Local{Spares: rpcSpares}
+	defer local.Close()
+	local.Prewarm()
+	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
+	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+
+	ctx, cancel := context.WithCancelCause(c.Context())
+	defer cancel(nil)
+	stop := handleSignals(cancel)
+	defer stop()
+
+	s := &rpc.Server{
+		Runner:    pipeline.New(pc),
+		Task:      pipeline.Task{Store: taskStoreOf(cfg), MaxLifetime: cfg.Tasks.MaxLifetime},
+		Defaults:  f.request(""),
+		KillLimit: killLimit(cfg),
+		Log:       ios.Err,
+	}
+	if err := s.Serve(ctx, ios.In, ios.Out); err != nil {
+		return exitError{code: 1, err: err}
+	}
+	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {
+		return exitError{code: exitSignal + int(sc.Signal)} // the responses were written first
+	}
+	return nil
+}

@@ -1,0 +1,28 @@
+package pipeline
+
+import (
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+)
+
+// Cancelled is the result of req cancelled before it ran (an rpc request aborted while it waited behind
+// its session's running command, SPEC §7.2): status cancelled, the text `[Command cancelled]` and
+// `(no output)`, no exit code, and the working directory, shell and timeout it would have run with.
+// Nothing is started.
+func (r *Runner) Cancelled(req Request) result.Result {
+	requested := r.c.Timeout
+	if req.Timeout != nil {
+		requested = *req.Timeout
+	}
+	effective, _ := ClampTimeout(requested)
+	target, _ := r.exe.Resolve(r.c.Shell, req.Cwd)
+	return result.Build(result.Input{
+		Command: normalize.Trim(req.Command), Cwd: target.Dir, Shell: target.Shell,
+		TimeoutSeconds: effective, Head: limit(req.Head), Tail: limit(req.Tail), MaxBytes: r.c.MaxBytes,
+		NonZeroExit: r.c.NonZeroExit, Outcome: &run.Outcome{ExitCode: -1, Cancelled: true},
+	})
+}
+
+// MaxBytes is the output window of the Runner's results and reads, bytes (SPEC §3.8).
+func (r *Runner) MaxBytes() int { return r.c.MaxBytes }

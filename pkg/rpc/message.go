@@ -1,0 +1,473 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Request types (the "type" of a request line, SPEC §7.2).
+const (
+	TypeBash  = "bash"
+	TypeAbort = "abort_bash"
+	TypeStart = "start"
+	// TypeOutput, TypeKill, TypeWait and TypeTasks are the task commands of SPEC §8.
+	TypeOutput = "output"
+	TypeKill   = "kill"
+	TypeWait   = "wait"
+	TypeTasks  = "tasks"
+)
+
+// Types of the lines the server writes.
+const (
+	TypeResponse = "response"
+	TypeUpdate   = "update"
+	TypeTaskDone = "task_done"
+)
+
+// MaxLine is the longest request line read, bytes without its newline (SPEC §7.2): a longer one is an
+// error response, not a crash.
+const MaxLine = 16 << 20
+
+// null is the id of a request that has none, or whose line could not be parsed.
+var null = json.RawMessage("null")
+
+// Response is the answer to one request: Data is the result (or the object the task command prints) when
+// Success, else Error says what was wrong.
+type Response struct {
+	ID      json.RawMessage `json:"id"`
+	Type    string          `json:"type"`              // TypeResponse
+	Command string          `json:"command,omitempty"` // the request's type, when it was known
+	Success bool            `json:"success"`
+	Data    any             `json:"data,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// Update is a streamed request's live view: the sanitized tail of its output (at most maxBytes bytes) and
+// the totals so far, counted over the sanitized text.
+type Update struct {
+	ID         json.RawMessage `json:"id"`
+	Type       string          `json:"type"` // TypeUpdate
+	Text       string          `json:"text"`
+	TotalBytes int64           `json:"totalBytes"`
+	TotalLines int64           `json:"totalLines"`
+}
+
+// TaskDone is pushed once when a task this server started ended: its final result, as `wait` prints it.
+type TaskDone struct {
+	Type   string        `json:"type"` // TypeTaskDone
+	TaskID string        `json:"taskId"`
+	Data   result.Result `json:"data"`
+}
+
+// Bash is a bash or start request: the command with its run options (fields left out take the server's
+// defaults) and how it runs.
+type Bash struct {
+	pipeline.Request
+	Background bool    `json:"background,omitempty"` // start it as a task (as start)
+	Yield      float64 `json:"yield,omitempty"`      // seconds; hand it over as a task after them, 0: never
+	Stream     bool    `json:"stream,omitempty"`     // send update events while it runs
+}
+
+// Abort is an abort_bash request. Target is the canonical id of the request to abort; nil aborts all.
+type Abort struct {
+	Target json.RawMessage
+}
+
+// Output is an output request: what task TaskID printed since Reader's previous read, waiting up to Wait
+// seconds for something new.
+type Output struct {
+	TaskID string
+	Wait   float64
+	Reader string
+}
+
+// Kill is a kill request: the task's tree gets Signal first.
+type Kill struct {
+	TaskID string
+	Signal syscall.Signal
+}
+
+// Wait is a wait request: the task's final result, or its running status after Timeout seconds (0: none).
+type Wait struct {
+	TaskID  string
+	Timeout float64
+}
+
+// Tasks is a tasks request: All lists every task kept, not only recent ones.
+type Tasks struct {
+	All bool
+}
+
+// Message is one decoded request: its canonical id, its type and the fields of that type (exactly one of
+// the pointers is set).
+type Message struct {
+	ID     json.RawMessage // canonical JSON ("null" when there was none); equal ids have equal bytes
+	Type   string
+	Bash   *Bash // bash and start
+	Abort  *Abort
+	Output *Output
+	Kill   *Kill
+	Wait   *Wait
+	Tasks  *Tasks
+}
+
+// DecodeError is a request that cannot be served: the id (null when the line could not be parsed), the
+// type when it was known, and what was wrong, in words.
+type DecodeError struct {
+	ID   json.RawMessage
+	Type string
+	Msg  string
+}
+
+func (e *DecodeError) Error() string { return e.Msg }
+
+// The wire forms of the requests. Every one knows id and type; the key check refuses anything else.
+type (
+	bashWire struct {
+		ID   json.RawMessage `json:"id"`
+		Type string          `json:"type"`
+		pipeline.Request
+		Background bool     `json:"background"`
+		Yield      *float64 `json:"yield"`
+		Stream     bool     `json:"stream"`
+	}
+	startWire struct {
+		ID   json.RawMessage `json:"id"`
+		Type string          `json:"type"`
+		pipeline.Request
+	}
+	abortWire struct {
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target json.RawMessage `json:"target"`
+	}
+	outputWire struct {
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		TaskID string          `json:"taskId"`
+		Wait   *float64        `json:"wait"`
+		Reader *string         `json:"reader"`
+	}
+	killWire struct {
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		TaskID string          `json:"taskId"`
+		Signal *string         `json:"signal"`
+	}
+	waitWire struct {
+		ID      json.RawMessage `json:"id"`
+		Type    string          `json:"type"`
+		TaskID  string          `json:"taskId"`
+		Timeout *float64        `json:"timeout"`
+	}
+	tasksWire struct {
+		ID   json.RawMessage `json:"id"`
+		Type string          `json:"type"`
+		All  bool            `json:"all"`
+	}
+)
+
+// fieldsOf is each request type's field names, from its wire form's JSON tags.
+var fieldsOf = map[string]map[string]bool{
+	TypeBash:   jsonNames(reflect.TypeFor[bashWire]()),
+	TypeStart:  jsonNames(reflect.TypeFor[startWire]()),
+	TypeAbort:  jsonNames(reflect.TypeFor[abortWire]()),
+	TypeOutput: jsonNames(reflect.TypeFor[outputWire]()),
+	TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
+	TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
+	TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
+}
+
+// typeNames lists the request types for error messages.
+var typeNames = "bash, abort_bash, start, output, kill, wait or tasks"
+
+// jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
+func jsonNames(t reflect.Type) map[string]bool {
+	names := map[string]bool{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		switch {
+		case f.Anonymous && name == "":
+			maps.Copy(names, jsonNames(f.Type))
+		case name == "-" || !f.IsExported():
+		case name == "":
+			names[f.Name] = true
+		default:
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// wants says in words what each field takes, for the error of an ill-typed one.
+var wants = map[string]string{
+	"type":        "a string naming the request (" + typeNames + ")",
+	"command":     "a string of shell text",
+	"cwd":         "a directory path (a string)",
+	"timeout":     "a number of seconds",
+	"head":        "a line count ≥ 0",
+	"tail":        "a line count ≥ 0",
+	"env":         "an object of string values ({\"NAME\": \"value\"})",
+	"noNormalize": "true or false",
+	"intercept":   "true or false",
+	"tools":       "an array of tool names (strings)",
+	"session":     "a session name (a string)",
+	"background":  "true or false",
+	"yield":       "a number of seconds",
+	"stream":      "true or false",
+	"taskId":      "a task id (a string of decimal digits, such as \"7\")",
+	"wait":        "a number of seconds",
+	"reader":      "a reader name (a string)",
+	"signal":      "a signal name (a string such as \"TERM\")",
+	"all":         "true or false",
+}
+
+// Decode parses one request line (SPEC §7.2): a JSON object whose "type" names the request and whose
+// other keys are exactly that type's fields. Its id, any JSON value, is kept in canonical form. A bash or
+// start request starts from defaults (the server's run flags): a field it gives replaces the default.
+// The error is a *DecodeError, with the id when the line had one.
+func Decode(line []byte, defaults pipeline.Request) (Message, error) {
+	var obj map[string]json.RawMessage
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Message{}, &DecodeError{ID: null, Msg: "bad request: want a JSON object on one line"}
+	}
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return Message{}, &DecodeError{ID: null, Msg: "bad JSON: " + strings.TrimPrefix(err.Error(), "json: ")}
+	}
+	id := null
+	if raw, ok := obj["id"]; ok {
+		id = Canonical(raw)
+	}
+	bad := func(typ, format string, a ...any) (Message, error) {
+		return Message{}, &DecodeError{ID: id, Type: typ, Msg: fmt.Sprintf(format, a...)}
+	}
+	rawType, ok := obj["type"]
+	if !ok {
+		return bad("", "type: required, %s", wants["type"])
+	}
+	var typ string
+	if err := json.Unmarshal(rawType, &typ); err != nil {
+		return bad("", "type: want %s", wants["type"])
+	}
+	fields, ok := fieldsOf[typ]
+	if !ok {
+		return bad("", "unknown request type %q (want %s)", typ, typeNames)
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !fields[k] {
+			var own []string
+			for _, f := range slices.Sorted(maps.Keys(fields)) {
+				if f != "id" && f != "type" {
+					own = append(own, f)
+				}
+			}
+			return bad(typ, "unknown field %q in a %s request (its fields: id, type, %s)", k, typ, strings.Join(own, ", "))
+		}
+	}
+	m := Message{ID: id, Type: typ}
+	var err error
+	switch typ {
+	case TypeBash:
+		w := bashWire{Request: cloneRequest(defaults)}
+		if err = unmarshal(line, &w); err == nil {
+			b := &Bash{Request: w.Request, Background: w.Background, Stream: w.Stream}
+			if w.Yield != nil {
+				b.Yield = *w.Yield
+			}
+			m.Bash, err = b, checkBash(b)
+		}
+	case TypeStart:
+		w := startWire{Request: cloneRequest(defaults)}
+		if err = unmarshal(line, &w); err == nil {
+			m.Bash = &Bash{Request: w.Request, Background: true}
+			err = checkBash(m.Bash)
+		}
+	case TypeAbort:
+		var w abortWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Abort = &Abort{}
+			if len(w.Target) > 0 && !bytes.Equal(w.Target, null) {
+				m.Abort.Target = Canonical(w.Target)
+			}
+		}
+	case TypeOutput:
+		var w outputWire
+		if err = unmarshal(line, &w); err == nil {
+			o := &Output{TaskID: w.TaskID, Reader: tasks.DefaultReader}
+			if w.Reader != nil {
+				o.Reader = *w.Reader
+			}
+			if w.Wait != nil {
+				o.Wait = *w.Wait
+			}
+			m.Output = o
+			err = errors.Join(checkTaskID(o.TaskID), seconds("wait", o.Wait))
+			if !tasks.ValidReader(o.Reader) {
+				err = errors.Join(err, fmt.Errorf("reader: %w", tasks.ErrBadReader))
+			}
+		}
+	case TypeKill:
+		var w killWire
+		if err = unmarshal(line, &w); err == nil {
+			k := &Kill{TaskID: w.TaskID, Signal: syscall.SIGTERM}
+			m.Kill = k
+			err = checkTaskID(k.TaskID)
+			if w.Signal != nil {
+				s, serr := tasks.ParseSignal(*w.Signal)
+				if serr != nil {
+					serr = fmt.Errorf("signal: %w", serr)
+				}
+				k.Signal, err = s, errors.Join(err, serr)
+			}
+		}
+	case TypeWait:
+		var w waitWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Wait = &Wait{TaskID: w.TaskID}
+			if w.Timeout != nil {
+				m.Wait.Timeout = *w.Timeout
+			}
+			err = errors.Join(checkTaskID(w.TaskID), seconds("timeout", m.Wait.Timeout))
+		}
+	case TypeTasks:
+		var w tasksWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Tasks = &Tasks{All: w.All}
+		}
+	}
+	if err != nil {
+		return bad(typ, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return m, nil
+}
+
+// unmarshal decodes line into v and says an ill-typed field in words: `timeout: want a number of seconds`.
+func unmarshal(line []byte, v any) error {
+	err := json.Unmarshal(line, v)
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		field := te.Field
+		if i := strings.Index(field, "Request."); i == 0 {
+			field = field[len("Request."):] // the embedded pipeline.Request
+		}
+		name, _, _ := strings.Cut(field, ".")
+		want := wants[name]
+		if want == "" {
+			want = "another kind of value"
+		}
+		return fmt.Errorf("%s: want %s, got %s", field, want, te.Value)
+	}
+	if err != nil {
+		return fmt.Errorf("bad JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// checkBash checks what JSON types cannot say about a bash or start request.
+func checkBash(b *Bash) error {
+	var errs []error
+	if normalize.Trim(b.Command) == "" {
+		errs = append(errs, errors.New("command: required, a non-empty string of shell text"))
+	}
+	if b.Session != "" && !tasks.ValidReader(b.Session) { // session names follow the reader-name pattern
+		errs = append(errs, fmt.Errorf("session %q: want letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64", b.Session))
+	}
+	for _, f := range []struct {
+		name string
+		n    *int
+	}{{"head", b.Head}, {"tail", b.Tail}} {
+		if f.n != nil && *f.n < 0 {
+			errs = append(errs, fmt.Errorf("%s: want %s, got %d", f.name, wants[f.name], *f.n))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.Env)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			errs = append(errs, fmt.Errorf("env: bad variable name %q (no '=', not empty)", k))
+		}
+	}
+	if b.Yield < 0 {
+		errs = append(errs, fmt.Errorf("yield: want %s > 0, got %s", wants["yield"], result.FormatSeconds(b.Yield)))
+	}
+	if b.Background && b.Yield > 0 {
+		errs = append(errs, errors.New("background and yield do not go together"))
+	}
+	return errors.Join(errs...)
+}
+
+func checkTaskID(id string) error {
+	if id == "" {
+		return errors.New("taskId: required, " + wants["taskId"])
+	}
+	if err := tasks.CheckID(id); err != nil {
+		return fmt.Errorf("taskId: %w", err)
+	}
+	return nil
+}
+
+// seconds checks a duration field: a number of seconds ≥ 0.
+func seconds(name string, s float64) error {
+	if s < 0 {
+		return fmt.Errorf("%s: want %s ≥ 0, got %s", name, wants[name], result.FormatSeconds(s))
+	}
+	return nil
+}
+
+// cloneRequest copies r deeply, so a request decoded over it cannot change it.
+func cloneRequest(r pipeline.Request) pipeline.Request {
+	c := r
+	if r.Timeout != nil {
+		c.Timeout = new(*r.Timeout)
+	}
+	if r.Head != nil {
+		c.Head = new(*r.Head)
+	}
+	if r.Tail != nil {
+		c.Tail = new(*r.Tail)
+	}
+	if r.Intercept != nil {
+		c.Intercept = new(*r.Intercept)
+	}
+	c.Env = maps.Clone(r.Env)
+	c.Tools = slices.Clone(r.Tools)
+	return c
+}
+
+// Canonical is raw in canonical form: compact, object keys sorted, strings re-escaped, numbers as
+// written (1 and 1.0 stay different ids). Two ids are equal as JSON (SPEC §7.2) when their canonical forms
+// are equal bytes. Invalid JSON is returned compacted as far as it goes (it cannot come from Decode).
+func Canonical(raw json.RawMessage) json.RawMessage {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return slices.Clone(raw)
+	}
+	b, err := marshal(v)
+	if err != nil {
+		return slices.Clone(raw)
+	}
+	return b
+}
+
+// marshal is v as one line of JSON without HTML escaping and without the newline.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,184 @@
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/pipeline"
+)
+
+// decodeTests are request lines with what Decode makes of them: the error (a part of its text) or the
+// id and type. The fuzz test starts from them.
+var decodeTests = []struct {
+	line, err, id, typ string
+}{
+	{line: `{"id":1,"type":"bash","command":"echo hi"}`, id: `1`, typ: TypeBash},
+	{line: `{"type":"bash","command":"echo hi"}`, id: `null`, typ: TypeBash},
+	{line: ` {"id" : "a" , "type":"bash","command":"x"} `, id: `"a"`, typ: TypeBash},
+	{line: `{"id":1.0,"type":"abort_bash","target":{"z":1,"a":"\u0041"}}`, id: `1.0`, typ: TypeAbort},
+	{line: `{"id":true,"type":"tasks"}`, id: `true`, typ: TypeTasks},
+	{line: `{"id":2,"type":"start","command":"sleep 9","timeout":5,"env":{"A":"1"}}`, id: `2`, typ: TypeStart},
+	{line: `{"id":3,"type":"output","taskId":"7","wait":1.5,"reader":"me"}`, id: `3`, typ: TypeOutput},
+	{line: `{"id":4,"type":"kill","taskId":"7","signal":"SIGINT"}`, id: `4`, typ: TypeKill},
+	{line: `{"id":5,"type":"wait","taskId":"7","timeout":0}`, id: `5`, typ: TypeWait},
+	{line: `{"id":6,"type":"bash","command":"x","background":true,"stream":true,"yield":0}`, id: `6`, typ: TypeBash},
+	{line: `{"id":7,"type":"bash","command":"x","timeout":null}`, id: `7`, typ: TypeBash},
+
+	{line: `{not json`, err: "bad JSON", id: `null`},
+	{line: `{"id":1,"type":"bash","command":"x"} {"id":2}`, err: "bad JSON", id: `null`},
+	{line: `"bash"`, err: "want a JSON object", id: `null`},
+	{line: ``, err: "want a JSON object", id: `null`},
+	{line: `{"id":1}`, err: "type: required", id: `1`},
+	{line: `{"id":1,"type":7}`, err: "type: want a string", id: `1`},
+	{line: `{"id":1,"type":"frobnicate"}`, err: `unknown request type "frobnicate"`, id: `1`},
+	{line: `{"id":1,"type":"bash","command":"x","Command":"y"}`, err: `unknown field "Command"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","stdin":"y"}`, err: `unknown field "stdin"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"start","command":"x","yield":1}`, err: `unknown field "yield"`, id: `1`, typ: TypeStart},
+	{line: `{"id":1,"type":"bash","command":"x","timeout":"soon"}`, err: "timeout: want a number of seconds, got string", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","timeout":1e999}`, err: "timeout: want a number of seconds", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","head":1.5}`, err: "head: want a line count", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","tail":-2}`, err: "tail: want a line count ≥ 0, got -2", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","env":{"A":1}}`, err: "env: want an object of string values", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","env":{"A=B":"1"}}`, err: `env: bad variable name "A=B"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","tools":"read"}`, err: "tools: want an array", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","stream":"yes"}`, err: "stream: want true or false", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":42}`, err: "command: want a string", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash"}`, err: "command: required", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"  \n "}`, err: "command: required", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","session":"../x"}`, err: `session "../x"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","yield":-1}`, err: "yield: want a number of seconds > 0", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","yield":2,"background":true}`, err: "background and yield", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"output"}`, err: "taskId: required", id: `1`, typ: TypeOutput},
+	{line: `{"id":1,"type":"output","taskId":7}`, err: "taskId: want a task id", id: `1`, typ: TypeOutput},
+	{line: `{"id":1,"type":"output","taskId":"x/../1"}`, err: "malformed task id", id: `1`, typ: TypeOutput},
+	{line: `{"id":1,"type":"output","taskId":"1","reader":"a b"}`, err: "reader: bad reader name", id: `1`, typ: TypeOutput},
+	{line: `{"id":1,"type":"output","taskId":"1","wait":-1}`, err: "wait: want a number of seconds ≥ 0", id: `1`, typ: TypeOutput},
+	{line: `{"id":1,"type":"kill","taskId":"1","signal":"NOPE"}`, err: "signal: unknown signal", id: `1`, typ: TypeKill},
+	{line: `{"id":1,"type":"wait","taskId":"1","timeout":-3}`, err: "timeout: want a number of seconds ≥ 0", id: `1`, typ: TypeWait},
+	{line: `{"id":1,"type":"tasks","all":1}`, err: "all: want true or false", id: `1`, typ: TypeTasks},
+}
+
+func TestDecode(t *testing.T) {
+	for _, tt := range decodeTests {
+		m, err := Decode([]byte(tt.line), pipeline.Request{})
+		if tt.err != "" {
+			de, ok := errors.AsType[*DecodeError](err)
+			if !ok || !strings.Contains(de.Msg, tt.err) || string(de.ID) != tt.id || de.Type != tt.typ {
+				t.Errorf("Decode(%s) = %+v, %v; want error %q with id %s type %q", tt.line, m, err, tt.err, tt.id, tt.typ)
+			}
+			continue
+		}
+		if err != nil || string(m.ID) != tt.id || m.Type != tt.typ {
+			t.Errorf("Decode(%s) = %+v, %v; want id %s type %s", tt.line, m, err, tt.id, tt.typ)
+		}
+	}
+}
+
+func TestDecodeFields(t *testing.T) {
+	m, err := Decode([]byte(`{"type":"abort_bash","target":{"z":1,"a":"\u0041"}}`), pipeline.Request{})
+	if err != nil || string(m.Abort.Target) != `{"a":"A","z":1}` {
+		t.Errorf("target %s, %v", m.Abort.Target, err)
+	}
+	for _, line := range []string{`{"type":"abort_bash"}`, `{"type":"abort_bash","target":null}`} {
+		if m, err := Decode([]byte(line), pipeline.Request{}); err != nil || m.Abort.Target != nil {
+			t.Errorf("%s: target %s, %v (want all)", line, m.Abort.Target, err)
+		}
+	}
+	m, _ = Decode([]byte(`{"type":"kill","taskId":"3","signal":"hup"}`), pipeline.Request{})
+	if m.Kill.Signal != syscall.SIGHUP {
+		t.Errorf("signal %v", m.Kill.Signal)
+	}
+	m, _ = Decode([]byte(`{"type":"kill","taskId":"3"}`), pipeline.Request{})
+	if m.Kill.Signal != syscall.SIGTERM {
+		t.Errorf("default signal %v", m.Kill.Signal)
+	}
+	m, _ = Decode([]byte(`{"type":"output","taskId":"3"}`), pipeline.Request{})
+	if m.Output.Reader != "default" {
+		t.Errorf("default reader %q", m.Output.Reader)
+	}
+	m, _ = Decode([]byte(`{"type":"start","command":"x"}`), pipeline.Request{})
+	if !m.Bash.Background {
+		t.Error("start is not background")
+	}
+}
+
+// TestDecodeDefaults: a field the request gives replaces the default; the others are the defaults, and
+// decoding never changes the defaults themselves.
+func TestDecodeDefaults(t *testing.T) {
+	head, timeout, on := 5, 9.0, true
+	defaults := pipeline.Request{Cwd: "/d", Head: &head, Timeout: &timeout, Intercept: &on, Tools: []string{"read", "grep"},
+		Env: map[string]string{"D": "1"}, Session: "dflt"}
+	m, err := Decode([]byte(`{"type":"bash","command":"x","cwd":"/r","head":1,"timeout":null,"tools":["edit"],`+
+		`"env":{"R":"2"},"intercept":false,"session":""}`), defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := m.Bash.Request
+	if r.Cwd != "/r" || *r.Head != 1 || r.Timeout != nil || *r.Intercept || len(r.Tools) != 1 || r.Env["R"] != "2" || r.Session != "" {
+		t.Errorf("request %+v", r)
+	}
+	if defaults.Cwd != "/d" || head != 5 || timeout != 9 || !on || defaults.Tools[0] != "read" || len(defaults.Env) != 1 || defaults.Session != "dflt" {
+		t.Errorf("defaults changed: %+v", defaults)
+	}
+	m, _ = Decode([]byte(`{"type":"bash","command":"x"}`), defaults)
+	if r := m.Bash.Request; r.Cwd != "/d" || *r.Head != 5 || *r.Timeout != 9 || r.Session != "dflt" {
+		t.Errorf("defaults not taken: %+v", r)
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	for in, want := range map[string]string{
+		`1`: `1`, `1.0`: `1.0`, `"1"`: `"1"`, ` { "b" : 1, "a" : [ 2 , "<&>" ] } `: `{"a":[2,"<&>"],"b":1}`,
+		`"\u00e9"`: `"é"`, `null`: `null`, `true`: `true`,
+	} {
+		if got := string(Canonical(json.RawMessage(in))); got != want {
+			t.Errorf("Canonical(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// FuzzDecode checks, for any line, that Decode does not panic; that an error is a *DecodeError with a
+// message and a valid JSON id; that a decoded request's id is canonical and valid JSON and exactly one of
+// its parts is set; and that a line that is not a JSON object is refused with id null.
+func FuzzDecode(f *testing.F) {
+	for _, tt := range decodeTests {
+		f.Add(tt.line)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		m, err := Decode([]byte(line), pipeline.Request{})
+		if err != nil {
+			de, ok := errors.AsType[*DecodeError](err)
+			if !ok || de.Msg == "" || !json.Valid(de.ID) {
+				t.Fatalf("Decode(%q): error %#v", line, err)
+			}
+			if _, err := marshal(Response{ID: de.ID, Type: TypeResponse, Error: de.Msg}); err != nil {
+				t.Fatalf("Decode(%q): the error response does not encode: %v", line, err)
+			}
+			var obj map[string]json.RawMessage
+			if json.Unmarshal([]byte(line), &obj) != nil && !bytes.Equal(de.ID, null) {
+				t.Fatalf("Decode(%q): not an object, yet id %s", line, de.ID)
+			}
+			return
+		}
+		if !json.Valid(m.ID) || !bytes.Equal(Canonical(m.ID), m.ID) {
+			t.Fatalf("Decode(%q): id %s not canonical", line, m.ID)
+		}
+		set := 0
+		for _, p := range []bool{m.Bash != nil, m.Abort != nil, m.Output != nil, m.Kill != nil, m.Wait != nil, m.Tasks != nil} {
+			if p {
+				set++
+			}
+		}
+		if set != 1 {
+			t.Fatalf("Decode(%q): %d parts set", line, set)
+		}
+		if m.Bash != nil && normalize.Trim(m.Bash.Command) == "" {
+			t.Fatalf("Decode(%q): command %q", line, m.Bash.Command)
+		}
+	})
+}

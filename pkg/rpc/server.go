@@ -1,0 +1,515 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Causes of a cancel, for the pipeline's result (status cancelled either way).
+var (
+	// ErrAborted cancels a command an abort_bash request named.
+	ErrAborted = errors.New("aborted by an abort_bash request")
+	// ErrInputClosed cancels the running commands when the requests' stream ended (EOF).
+	ErrInputClosed = errors.New("the client closed its input")
+	// ErrOutputClosed cancels them when the responses cannot be written any more.
+	ErrOutputClosed = errors.New("the client stopped reading")
+)
+
+// Intervals of the server (SPEC §7.2: at most 10 updates a second).
+const (
+	UpdateInterval = 100 * time.Millisecond // least time between two updates of one request
+	WatchInterval  = 100 * time.Millisecond // how often the records of this server's tasks are read
+	waitStep       = 250 * time.Millisecond // a long output or wait polls in steps, to notice a shutdown
+)
+
+// bigBuffer is the capacity past which the line buffer is dropped after a line, so one huge request does
+// not keep its memory for the life of the server.
+const bigBuffer = 1 << 20
+
+// Server serves rpc requests with one Runner and one task store. Its fields are set before Serve.
+type Server struct {
+	Runner *pipeline.Runner
+	// Task is the task store and tasks.maxLifetime for start requests and background or yielded bash
+	// requests; the timeout of a task is its request's own (none when the request has none).
+	Task pipeline.Task
+	// Defaults are the fields of every bash and start request that the request does not give (the rpc
+	// command's run flags: cwd, head, tail, noNormalize, session).
+	Defaults pipeline.Request
+	// KillLimit is how long a kill request waits for the task's end to be recorded.
+	KillLimit time.Duration
+	// Log receives the server's own problems (stderr); nil discards them.
+	Log io.Writer
+}
+
+// call is one request being served.
+type call struct {
+	m      Message
+	seq    uint64 // arrival order
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	q      *queue // the session queue it waits in; nil once it runs
+}
+
+// queue is one session's requests in arrival order; a drain goroutine runs them one at a time while the
+// queue is not empty, and it is dropped when it is.
+type queue struct {
+	name  string
+	calls []*call
+}
+
+// loop is one Serve: what runs, what waits, the writer and the task watcher.
+type loop struct {
+	s   *Server
+	out io.Writer
+
+	wmu    sync.Mutex // one message is one Write, never interleaved
+	werr   error
+	broken chan struct{} // closed when a write failed
+
+	base      context.Context // every call's context derives from it
+	cancelAll context.CancelCauseFunc
+
+	mu      sync.Mutex
+	seq     uint64
+	calls   map[*call]struct{} // abortable: queued, or a foreground bash running
+	queues  map[string]*queue  // the sessions with requests running or queued
+	closing bool
+	tasks   map[string]struct{} // tasks started here whose end was not pushed yet
+	watcher bool                // the watch goroutine runs
+	stop    chan struct{}       // ends the watcher at shutdown
+	wg      sync.WaitGroup      // calls not answered yet
+}
+
+// Serve reads requests from in and writes responses and events to out, one JSON object per line, until
+// in ends (EOF: the running commands are cancelled and answered, then Serve returns nil), ctx is cancelled
+// (the same, with ctx's cause as the cancel's: a signal), or out cannot be written. Tasks run on in every
+// case. The error is a failed read or write.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	l := &loop{s: s, out: out, broken: make(chan struct{}), calls: map[*call]struct{}{},
+		queues: map[string]*queue{}, tasks: map[string]struct{}{}, stop: make(chan struct{})}
+	l.base, l.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
+	read := make(chan error, 1)
+	go func() { read <- l.read(in) }()
+	var cause, rerr error
+	select {
+	case rerr = <-read:
+		cause = ErrInputClosed
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	case <-l.broken:
+		cause = ErrOutputClosed
+	}
+	l.shutdown(cause)
+	l.wmu.Lock()
+	werr := l.werr
+	l.wmu.Unlock()
+	switch {
+	case werr != nil:
+		return fmt.Errorf("rpc: write: %w", werr)
+	case rerr != nil && !errors.Is(rerr, io.EOF):
+		return fmt.Errorf("rpc: read: %w", rerr)
+	}
+	return nil
+}
+
+// read reads request lines and dispatches each (SPEC §7.2): empty lines are skipped, a line over MaxLine
+// is read to its newline without being kept and answered with an error.
+func (l *loop) read(in io.Reader) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	var buf []byte
+	for {
+		line, tooLong, err := readLine(br, buf[:0])
+		switch {
+		case tooLong:
+			l.send(Response{ID: null, Type: TypeResponse, Error: fmt.Sprintf(
+				"request line too long: more than %d MiB (send large commands in a file and run it)", MaxLine>>20)})
+		case len(bytes.TrimSpace(line)) > 0:
+			l.dispatch(line)
+		}
+		if cap(line) > bigBuffer {
+			line = nil
+		}
+		buf = line
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// readLine reads one line into buf (without its newline) from br. A line longer than MaxLine is read to
+// its end but not kept: tooLong, and an empty line.
+func readLine(br *bufio.Reader, buf []byte) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
+		if !tooLong && len(buf)+len(chunk) > MaxLine {
+			tooLong, buf = true, buf[:0]
+		}
+		if !tooLong {
+			buf = append(buf, chunk...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) && len(buf) == 0 && !tooLong {
+			return buf, false, err
+		}
+		return buf, tooLong, err
+	}
+}
+
+// dispatch decodes one request and starts serving it: abort_bash at once on the reader's goroutine,
+// a request of a session at the end of that session's queue, any other on a goroutine of its own.
+func (l *loop) dispatch(line []byte) {
+	m, err := Decode(line, l.s.Defaults)
+	if de, ok := errors.AsType[*DecodeError](err); ok {
+		l.send(Response{ID: de.ID, Type: TypeResponse, Command: de.Type, Error: de.Msg})
+		return
+	}
+	if m.Type == TypeAbort {
+		l.abort(m.ID, m.Abort.Target)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return // a request read after a signal: nobody will run it
+	}
+	l.seq++
+	c := &call{m: m, seq: l.seq}
+	c.ctx, c.cancel = context.WithCancelCause(l.base)
+	l.wg.Add(1)
+	if m.Bash != nil && m.Bash.Session != "" {
+		// Requests of one session run in arrival order (SPEC §7.2), one at a time; queued ones can be
+		// aborted without running.
+		q := l.queues[m.Bash.Session]
+		if q == nil {
+			q = &queue{name: m.Bash.Session}
+			l.queues[q.name] = q
+			go l.drain(q)
+		}
+		q.calls = append(q.calls, c)
+		c.q = q
+		l.calls[c] = struct{}{}
+		return
+	}
+	if m.Bash != nil && !m.Bash.Background {
+		l.calls[c] = struct{}{}
+	}
+	go func() {
+		defer l.wg.Done()
+		l.serve(c)
+	}()
+}
+
+// drain runs q's requests one after the other until q is empty, then drops it.
+func (l *loop) drain(q *queue) {
+	for {
+		l.mu.Lock()
+		if len(q.calls) == 0 {
+			delete(l.queues, q.name)
+			l.mu.Unlock()
+			return
+		}
+		c := q.calls[0]
+		q.calls[0] = nil
+		q.calls = q.calls[1:]
+		c.q = nil
+		if c.m.Bash.Background {
+			delete(l.calls, c) // a start is not a running command: nothing to abort
+		}
+		l.mu.Unlock()
+		l.serve(c)
+		l.wg.Done()
+	}
+}
+
+// serve runs one request and writes its response.
+func (l *loop) serve(c *call) {
+	defer func() {
+		l.mu.Lock()
+		delete(l.calls, c)
+		l.mu.Unlock()
+		c.cancel(nil)
+	}()
+	switch {
+	case c.m.Bash != nil:
+		l.bash(c)
+	case c.m.Output != nil:
+		l.output(c)
+	case c.m.Kill != nil:
+		l.kill(c)
+	case c.m.Wait != nil:
+		l.wait(c)
+	case c.m.Tasks != nil:
+		l.list(c)
+	}
+}
+
+// abort cancels the requests whose id is target (every one when target is nil) that are running or
+// queued (SPEC §7.2). Its response comes first; then the queued ones are answered cancelled without
+// running, and the running ones are cancelled (their own responses follow as they end).
+func (l *loop) abort(id, target json.RawMessage) {
+	l.mu.Lock()
+	var hit []*call
+	for c := range l.calls {
+		if target == nil || bytes.Equal(c.m.ID, target) {
+			hit = append(hit, c)
+			delete(l.calls, c)
+		}
+	}
+	slices.SortFunc(hit, func(a, b *call) int { return cmp.Compare(a.seq, b.seq) })
+	var queued []*call
+	for _, c := range hit {
+		if q := c.q; q != nil {
+			q.calls = slices.DeleteFunc(q.calls, func(x *call) bool { return x == c })
+			c.q = nil
+			queued = append(queued, c)
+		}
+	}
+	l.mu.Unlock()
+	aborted := make([]json.RawMessage, len(hit))
+	for i, c := range hit {
+		aborted[i] = c.m.ID
+	}
+	l.send(Response{ID: id, Type: TypeResponse, Command: TypeAbort, Success: true,
+		Data: map[string]any{"aborted": aborted}})
+	for _, c := range hit {
+		if slices.Contains(queued, c) {
+			l.cancelQueued(c)
+		} else {
+			c.cancel(ErrAborted)
+		}
+	}
+}
+
+// cancelQueued answers a request taken out of its session's queue: cancelled, never run.
+func (l *loop) cancelQueued(c *call) {
+	c.cancel(ErrAborted)
+	l.respond(c, l.s.Runner.Cancelled(c.m.Bash.Request))
+	l.wg.Done()
+}
+
+// shutdown ends the loop (EOF, a signal, a broken output): nothing new is served, queued requests are
+// answered cancelled, running ones are cancelled with cause and answered; tasks run on.
+func (l *loop) shutdown(cause error) {
+	l.mu.Lock()
+	l.closing = true
+	var queued []*call
+	for c := range l.calls {
+		if c.q != nil {
+			c.q.calls = slices.DeleteFunc(c.q.calls, func(x *call) bool { return x == c })
+			c.q = nil
+			queued = append(queued, c)
+		}
+	}
+	l.mu.Unlock()
+	slices.SortFunc(queued, func(a, b *call) int { return cmp.Compare(a.seq, b.seq) })
+	for _, c := range queued {
+		l.cancelQueued(c)
+	}
+	l.cancelAll(cause)
+	l.wg.Wait()
+	close(l.stop)
+}
+
+// bash runs a bash or start request: in the foreground (streaming updates when asked), as a task, or
+// in the foreground until its yield.
+func (l *loop) bash(c *call) {
+	b := c.m.Bash
+	t := l.s.Task
+	t.Timeout = b.Timeout // a task's timeout is its request's own; none without one (SPEC §8)
+	var r result.Result
+	switch {
+	case c.ctx.Err() != nil:
+		r = l.s.Runner.Cancelled(b.Request) // aborted before it could start
+	case b.Background:
+		r = l.s.Runner.Start(c.ctx, b.Request, t)
+	case b.Yield > 0:
+		r = l.s.Runner.Yield(c.ctx, b.Request, t, time.Duration(b.Yield*float64(time.Second)))
+	default:
+		var st *streamer
+		var obs pipeline.Observer
+		if b.Stream {
+			st = &streamer{l: l, id: c.m.ID, max: l.s.Runner.MaxBytes()}
+			obs = st.observe
+		}
+		r = l.s.Runner.Run(c.ctx, b.Request, obs)
+		if st != nil {
+			st.stop()
+		}
+	}
+	l.respond(c, r)
+	if r.Details.Status == result.StatusRunning && r.Details.TaskID != "" {
+		l.watch(r.Details.TaskID)
+	}
+}
+
+// output serves an output request: a read, waiting up to its wait for something new.
+func (l *loop) output(c *call) {
+	o := c.m.Output
+	store := l.s.Task.Store
+	deadline := time.Now().Add(time.Duration(o.Wait * float64(time.Second)))
+	for {
+		step := min(waitStep, max(0, time.Until(deadline)))
+		rd, err := store.ReadOutput(o.TaskID, o.Reader, l.s.Runner.MaxBytes(), step)
+		if err != nil {
+			l.respondError(c, o.TaskID, err)
+			return
+		}
+		if rd.Text != "" || rd.Lossy || !rd.Record.Running() || !time.Now().Before(deadline) || c.ctx.Err() != nil {
+			l.respond(c, tasks.ReadResult(rd))
+			return
+		}
+	}
+}
+
+// kill serves a kill request: it returns once the task's tree is gone (or after KillLimit).
+func (l *loop) kill(c *call) {
+	k := c.m.Kill
+	rec, killed, err := l.s.Task.Store.Kill(k.TaskID, k.Signal, l.s.KillLimit)
+	if err != nil {
+		l.respondError(c, k.TaskID, err)
+		return
+	}
+	l.respond(c, tasks.KillResult(rec, killed))
+}
+
+// wait serves a wait request: the final result, or the running status after its timeout.
+func (l *loop) wait(c *call) {
+	w := c.m.Wait
+	store := l.s.Task.Store
+	deadline := time.Now().Add(time.Duration(w.Timeout * float64(time.Second)))
+	for {
+		step := waitStep
+		if w.Timeout > 0 {
+			step = min(step, max(0, time.Until(deadline)))
+		}
+		rec, err := store.Wait(w.TaskID, step)
+		if err != nil {
+			l.respondError(c, w.TaskID, err)
+			return
+		}
+		if !rec.Running() || (w.Timeout > 0 && !time.Now().Before(deadline)) || c.ctx.Err() != nil {
+			l.respond(c, store.FinalResult(rec))
+			return
+		}
+	}
+}
+
+// list serves a tasks request: the rows `agentbash tasks --json` prints.
+func (l *loop) list(c *call) {
+	recs, err := l.s.Task.Store.List()
+	if err != nil {
+		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error()})
+		return
+	}
+	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true,
+		Data: tasks.Rows(recs, c.m.Tasks.All, time.Now())})
+}
+
+func (l *loop) respond(c *call, r result.Result) {
+	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: r})
+}
+
+// respondError answers a task request whose task could not be read (unknown id, unreadable record):
+// success false, the error, and as data the error result the CLI command prints.
+func (l *loop) respondError(c *call, id string, err error) {
+	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error(),
+		Data: tasks.ErrorResult(id, err)})
+}
+
+// send writes v as one line. After a failed write nothing more is written, and the loop shuts down.
+func (l *loop) send(v any) {
+	b, err := marshal(v)
+	if err != nil {
+		l.logf("encode %T: %v", v, err)
+		return
+	}
+	b = append(b, '\n')
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.werr != nil {
+		return
+	}
+	if _, err := l.out.Write(b); err != nil {
+		l.werr = err
+		close(l.broken)
+	}
+}
+
+func (l *loop) logf(format string, a ...any) {
+	if l.s.Log != nil {
+		fmt.Fprintf(l.s.Log, "agentbash: rpc: "+format+"\n", a...)
+	}
+}
+
+// watch adds task id to those whose end is pushed as a task_done event.
+func (l *loop) watch(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return
+	}
+	l.tasks[id] = struct{}{}
+	if !l.watcher {
+		l.watcher = true
+		go l.watchTasks()
+	}
+}
+
+// watchTasks polls the records of the watched tasks and pushes task_done once for each that ended; it
+// stops when none is left, or at shutdown.
+func (l *loop) watchTasks() {
+	tick := time.NewTicker(WatchInterval)
+	defer tick.Stop()
+	store := l.s.Task.Store
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		l.mu.Lock()
+		ids := make([]string, 0, len(l.tasks))
+		for id := range l.tasks {
+			ids = append(ids, id)
+		}
+		l.mu.Unlock()
+		slices.Sort(ids)
+		var ended []string
+		for _, id := range ids {
+			rec, err := store.Load(id)
+			switch {
+			case err != nil: // removed (pruned) meanwhile: nothing to report
+				ended = append(ended, id)
+			case !rec.Running():
+				l.send(TaskDone{Type: TypeTaskDone, TaskID: id, Data: store.FinalResult(rec)})
+				ended = append(ended, id)
+			}
+		}
+		l.mu.Lock()
+		for _, id := range ended {
+			delete(l.tasks, id)
+		}
+		if len(l.tasks) == 0 {
+			l.watcher = false
+			l.mu.Unlock()
+			return
+		}
+		l.mu.Unlock()
+	}
+}

@@ -1,0 +1,444 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/reexec"
+	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// TestMain lets the test binary be its own supervisor: every run re-executes it as `__supervise`.
+func TestMain(m *testing.M) {
+	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// msg is one line the server wrote, decoded loosely.
+type msg struct {
+	ID      json.RawMessage `json:"id"`
+	Type    string          `json:"type"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Error   string          `json:"error"`
+	Data    json.RawMessage `json:"data"`
+	TaskID  string          `json:"taskId"`
+	Text    string          `json:"text"`
+	Total   int64           `json:"totalBytes"`
+	Lines   int64           `json:"totalLines"`
+}
+
+// result is the part of a result the tests look at.
+type resultData struct {
+	Content []struct{ Text string } `json:"content"`
+	IsError bool                    `json:"isError"`
+	Details struct {
+		Status   string `json:"status"`
+		ExitCode *int   `json:"exitCode"`
+		TaskID   string `json:"taskId"`
+	} `json:"details"`
+}
+
+func (m msg) result(t *testing.T) resultData {
+	t.Helper()
+	var r resultData
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		t.Fatalf("data of %s: %v", m.ID, err)
+	}
+	return r
+}
+
+func (r resultData) text() string {
+	if len(r.Content) == 0 {
+		return ""
+	}
+	return r.Content[0].Text
+}
+
+// session is a Server serving over in-memory pipes: send writes request lines, next reads what it wrote.
+type session struct {
+	t      *testing.T
+	in     *io.PipeWriter
+	lines  chan msg
+	served chan error
+	dir    string
+}
+
+// guard bounds how long a test waits for a message: a hang is a failure, not a timing assertion.
+const guard = 30 * time.Second
+
+func serve(t *testing.T) *session {
+	t.Helper()
+	dir := t.TempDir()
+	local := &supervisor.Local{Spares: 1}
+	t.Cleanup(func() { local.Close() })
+	runner := pipeline.New(pipeline.Config{Timeout: 60, KillGrace: 1, ArtifactDir: filepath.Join(dir, "artifacts"),
+		Executor: local})
+	s := &Server{Runner: runner, Task: pipeline.Task{Store: tasks.Store{Dir: filepath.Join(dir, "tasks")}},
+		KillLimit: 10 * time.Second}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ss := &session{t: t, in: inW, lines: make(chan msg, 1000), served: make(chan error, 1), dir: dir}
+	go func() {
+		ss.served <- s.Serve(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var m msg
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("not one JSON object per line: %q: %v", sc.Text(), err)
+				continue
+			}
+			ss.lines <- m
+		}
+		close(ss.lines)
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		<-ss.served
+	})
+	return ss
+}
+
+func (s *session) send(lines ...string) {
+	s.t.Helper()
+	for _, l := range lines {
+		if _, err := io.WriteString(s.in, l+"\n"); err != nil {
+			s.t.Fatalf("send: %v", err)
+		}
+	}
+}
+
+// next returns the next message.
+func (s *session) next() msg {
+	s.t.Helper()
+	select {
+	case m, ok := <-s.lines:
+		if !ok {
+			s.t.Fatal("the server's output ended")
+		}
+		return m
+	case <-time.After(guard):
+		s.t.Fatal("no message from the server")
+	}
+	return msg{}
+}
+
+// until returns the messages up to and including the first for which stop holds.
+func (s *session) until(stop func(msg) bool) []msg {
+	s.t.Helper()
+	var got []msg
+	for {
+		m := s.next()
+		got = append(got, m)
+		if stop(m) {
+			return got
+		}
+	}
+}
+
+// response returns the response to id, skipping other messages (kept in skipped).
+func (s *session) response(id string) (msg, []msg) {
+	s.t.Helper()
+	got := s.until(func(m msg) bool { return m.Type == TypeResponse && string(m.ID) == id })
+	return got[len(got)-1], got[:len(got)-1]
+}
+
+func TestBashEchoesIDs(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":1,"type":"bash","command":"echo hi"}`, `{"id":"x","type":"bash","command":"echo x; exit 3"}`,
+		`{"id":{"b":[1, 2.0],"a":null},"type":"bash","command":"true"}`)
+	got := map[string]msg{}
+	for range 3 {
+		m := s.next()
+		got[string(m.ID)] = m
+	}
+	for id, want := range map[string]string{`1`: "hi", `"x"`: "x\n\nCommand exited with code 3",
+		`{"a":null,"b":[1,2.0]}`: "(no output)"} {
+		m := got[id]
+		if !m.Success || m.Command != TypeBash || m.result(t).text() != want {
+			t.Errorf("response %s: %+v, text %q, want %q", id, m, m.result(t).text(), want)
+		}
+	}
+}
+
+func TestErrorResponsesAndTheLoopGoesOn(t *testing.T) {
+	s := serve(t)
+	cases := []struct {
+		line, id, want string
+	}{
+		{`{not json`, `null`, "bad JSON"},
+		{`[1,2]`, `null`, "want a JSON object"},
+		{`{"id":5,"type":"frobnicate"}`, `5`, `unknown request type "frobnicate"`},
+		{`{"id":6}`, `6`, "type: required"},
+		{`{"id":7,"type":"bash","command":"echo","Command":"x"}`, `7`, `unknown field "Command"`},
+		{`{"id":8,"type":"bash","command":"echo x","timeout":"soon"}`, `8`, "timeout: want a number of seconds"},
+		{`{"id":9,"type":"bash","command":42}`, `9`, "command: want a string"},
+		{`{"id":10,"type":"bash","command":"echo","session":"../x"}`, `10`, "session"},
+		{`{"id":11,"type":"bash"}`, `11`, "command: required"},
+		{`{"id":12,"type":"output","taskId":"007"}`, `12`, "leading zeros"},
+		{`{"id":13,"type":"bash","command":"echo","head":-1}`, `13`, "head: want a line count"},
+		{`{"id":14,"type":"kill","taskId":"1","signal":"NOPE"}`, `14`, "unknown signal"},
+	}
+	for _, c := range cases {
+		s.send(c.line, "", "   ") // empty and blank lines are ignored
+		m := s.next()
+		if m.Type != TypeResponse || m.Success || string(m.ID) != c.id || !strings.Contains(m.Error, c.want) {
+			t.Errorf("%s: got %+v, want an error with id %s naming %q", c.line, m, c.id, c.want)
+		}
+	}
+	// A line over MaxLine is read to its end, answered, and not run.
+	long := `{"id":"big","type":"bash","command":"echo ` + strings.Repeat("x", MaxLine) + `"}`
+	s.send(long, `{"id":"after","type":"bash","command":"echo still here"}`)
+	m := s.next()
+	if m.Success || string(m.ID) != "null" || !strings.Contains(m.Error, "too long") {
+		t.Errorf("long line: %+v", m)
+	}
+	m = s.next()
+	if string(m.ID) != `"after"` || m.result(t).text() != "still here" {
+		t.Errorf("after the long line: %+v", m)
+	}
+}
+
+func TestRequestsRunConcurrently(t *testing.T) {
+	s := serve(t)
+	flag := filepath.Join(s.dir, "flag")
+	// The first ends only once the second ran: served one after the other, they never would.
+	s.send(fmt.Sprintf(`{"id":"a","type":"bash","command":"until [ -e %s ]; do sleep 0.01; done; echo a"}`, flag),
+		fmt.Sprintf(`{"id":"b","type":"bash","command":"touch %s; echo b"}`, flag))
+	texts := map[string]string{}
+	for range 2 {
+		m := s.next()
+		texts[string(m.ID)] = m.result(t).text()
+	}
+	if texts[`"a"`] != "a" || texts[`"b"`] != "b" {
+		t.Errorf("got %v", texts)
+	}
+}
+
+func TestSessionRequestsRunInArrivalOrder(t *testing.T) {
+	s := serve(t)
+	// Without a queue per session the second would answer first.
+	s.send(`{"id":1,"type":"bash","command":"sleep 0.3; echo first","session":"s1"}`,
+		`{"id":2,"type":"bash","command":"echo second","session":"s1"}`,
+		`{"id":3,"type":"bash","command":"echo other","session":"s2"}`)
+	var order []string
+	for range 3 {
+		m := s.next()
+		order = append(order, string(m.ID)+":"+m.result(t).text())
+	}
+	first, second := -1, -1
+	for i, o := range order {
+		switch o {
+		case "1:first":
+			first = i
+		case "2:second":
+			second = i
+		}
+	}
+	if first < 0 || second < 0 || first > second {
+		t.Errorf("order %v: want 1 before 2", order)
+	}
+}
+
+func TestAbortRunningAndQueued(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"run","type":"bash","command":"echo started; sleep 30","session":"q","stream":true}`,
+		`{"id":"queued","type":"bash","command":"touch never","session":"q"}`)
+	s.until(func(m msg) bool { return m.Type == TypeUpdate && strings.Contains(m.Text, "started") })
+	s.send(`{"id":"ab","type":"abort_bash","target":"queued"}`)
+	got := s.until(func(m msg) bool { return string(m.ID) == `"queued"` && m.Type == TypeResponse })
+	ab := got[0]
+	if string(ab.ID) != `"ab"` || ab.Command != TypeAbort || string(ab.Data) != `{"aborted":["queued"]}` {
+		t.Errorf("abort response %+v, then %d more", ab, len(got)-1)
+	}
+	if r := got[len(got)-1].result(t); r.Details.Status != "cancelled" || r.text() != "[Command cancelled]\n(no output)" {
+		t.Errorf("queued: %+v", r)
+	}
+	// The running one is untouched; an abort without a target takes it.
+	s.send(`{"id":"all","type":"abort_bash"}`)
+	got = s.until(func(m msg) bool { return string(m.ID) == `"run"` && m.Type == TypeResponse })
+	var ab2 msg
+	for _, m := range got {
+		if string(m.ID) == `"all"` {
+			ab2 = m
+		}
+	}
+	if string(ab2.Data) != `{"aborted":["run"]}` {
+		t.Errorf("abort all: %+v", ab2)
+	}
+	if r := got[len(got)-1].result(t); r.Details.Status != "cancelled" || !strings.HasPrefix(r.text(), "[Command cancelled]") {
+		t.Errorf("run: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "never")); err == nil {
+		t.Error("the queued request ran")
+	}
+	s.send(`{"id":"none","type":"abort_bash","target":"run"}`)
+	if m := s.next(); string(m.Data) != `{"aborted":[]}` {
+		t.Errorf("abort of nothing: %+v", m)
+	}
+}
+
+func TestAbortTargetIsJSONEqual(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":2,"type":"bash","command":"echo go; sleep 30","stream":true}`,
+		`{"id":"2","type":"bash","command":"sleep 0.5; echo string id"}`)
+	s.until(func(m msg) bool { return m.Type == TypeUpdate })
+	s.send(`{"id":"ab","type":"abort_bash","target":2.0}`, `{"id":"ab2","type":"abort_bash","target":2}`)
+	if m, _ := s.response(`"ab"`); string(m.Data) != `{"aborted":[]}` {
+		t.Errorf("2.0 is not 2: %+v", m)
+	}
+	if m, _ := s.response(`"ab2"`); string(m.Data) != `{"aborted":[2]}` {
+		t.Errorf("target 2: %+v", m)
+	}
+	m, _ := s.response(`2`)
+	if m.result(t).Details.Status != "cancelled" {
+		t.Errorf("2: %+v", m.result(t))
+	}
+	m, _ = s.response(`"2"`)
+	if r := m.result(t); r.Details.Status != "exited" || r.text() != "string id" {
+		t.Errorf(`"2": %+v`, r)
+	}
+}
+
+func TestEOFCancelsAndAnswers(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"e","type":"bash","command":"echo up; sleep 30","stream":true}`)
+	s.until(func(m msg) bool { return m.Type == TypeUpdate })
+	s.in.Close()
+	m, _ := s.response(`"e"`)
+	if r := m.result(t); r.Details.Status != "cancelled" {
+		t.Errorf("at EOF: %+v", r)
+	}
+	select {
+	case err := <-s.served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		s.served <- err // for the cleanup
+	case <-time.After(guard):
+		t.Fatal("Serve did not return at EOF")
+	}
+}
+
+func TestStreamUpdates(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"st","type":"bash","command":"for i in 1 2 3; do echo line$i; sleep 0.25; done","stream":true}`)
+	m, before := s.response(`"st"`)
+	if m.result(t).text() != "line1\nline2\nline3" {
+		t.Errorf("result %q", m.result(t).text())
+	}
+	if len(before) == 0 {
+		t.Fatal("no update")
+	}
+	var last msg
+	for _, u := range before {
+		if u.Type != TypeUpdate || string(u.ID) != `"st"` {
+			t.Errorf("not an update of st: %+v", u)
+		}
+		if u.Total < last.Total || u.Text == last.Text {
+			t.Errorf("update %+v after %+v: not new", u, last)
+		}
+		if !strings.HasPrefix("line1\nline2\nline3\n", u.Text) || u.Total != int64(len(u.Text)) || u.Lines != int64(strings.Count(u.Text, "\n")) {
+			t.Errorf("update %+v", u)
+		}
+		last = u
+	}
+	// Nothing comes after the response.
+	s.send(`{"id":"z","type":"bash","command":"true"}`)
+	if m := s.next(); string(m.ID) != `"z"` {
+		t.Errorf("after the response: %+v", m)
+	}
+}
+
+func TestStreamTailIsBounded(t *testing.T) {
+	st := &streamer{l: &loop{out: io.Discard, broken: make(chan struct{})}, max: 10}
+	var mu sync.Mutex
+	var sent []Update
+	st.l.out = writerFunc(func(p []byte) (int, error) {
+		var u Update
+		_ = json.Unmarshal(p, &u)
+		mu.Lock()
+		sent = append(sent, u)
+		mu.Unlock()
+		return len(p), nil
+	})
+	st.l.s = &Server{}
+	st.observe("héllo wörld, and more\nnext")
+	st.stop()
+	if len(sent) != 1 || len(sent[0].Text) > 10 || !strings.HasSuffix("héllo wörld, and more\nnext", sent[0].Text) ||
+		sent[0].TotalBytes != int64(len("héllo wörld, and more\nnext")) || sent[0].TotalLines != 2 {
+		t.Errorf("sent %+v", sent)
+	}
+	st.observe("more")
+	if len(sent) != 1 {
+		t.Errorf("an update after stop: %+v", sent)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestTaskRequests(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"t","type":"start","command":"echo bg; exit 4"}`)
+	m := s.next()
+	r := m.result(t)
+	if !m.Success || m.Command != TypeStart || r.Details.Status != "running" || r.Details.TaskID == "" {
+		t.Fatalf("start: %+v %+v", m, r)
+	}
+	id := r.Details.TaskID
+	done := s.next()
+	if done.Type != TypeTaskDone || done.TaskID != id || *done.result(t).Details.ExitCode != 4 {
+		t.Errorf("task_done: %+v", done)
+	}
+	s.send(fmt.Sprintf(`{"id":"o","type":"output","taskId":%q,"wait":5}`, id))
+	if m := s.next(); m.Command != TypeOutput || !strings.HasPrefix(m.result(t).text(), "bg") {
+		t.Errorf("output: %+v %q", m, m.result(t).text())
+	}
+	s.send(fmt.Sprintf(`{"id":"w","type":"wait","taskId":%q}`, id))
+	if m := s.next(); m.Command != TypeWait || *m.result(t).Details.ExitCode != 4 {
+		t.Errorf("wait: %+v", m)
+	}
+	s.send(`{"id":"l","type":"tasks","all":true}`)
+	m = s.next()
+	var rows []tasks.Row
+	if err := json.Unmarshal(m.Data, &rows); err != nil || len(rows) != 1 || rows[0].TaskID != id {
+		t.Errorf("tasks: %+v (%v)", m, err)
+	}
+	s.send(fmt.Sprintf(`{"id":"k","type":"kill","taskId":%q,"signal":"INT"}`, id))
+	if m := s.next(); m.Command != TypeKill || !strings.Contains(string(m.Data), `"killed":false`) {
+		t.Errorf("kill of an ended task: %+v", m)
+	}
+	s.send(`{"id":"u","type":"wait","taskId":"999"}`)
+	if m := s.next(); m.Success || !strings.Contains(m.Error, "no such task") {
+		t.Errorf("unknown task: %+v", m)
+	}
+	// A background bash request is a start; a yield that passes hands the command over as a task.
+	s.send(`{"id":"y","type":"bash","command":"echo soon; sleep 1; echo later","yield":0.3}`)
+	m = s.next()
+	r = m.result(t)
+	if r.Details.Status != "running" || r.Details.TaskID == "" || !strings.HasPrefix(r.text(), "soon") {
+		t.Fatalf("yield: %+v", r)
+	}
+	if done := s.next(); done.Type != TypeTaskDone || done.TaskID != r.Details.TaskID {
+		t.Errorf("task_done of the yielded run: %+v", done)
+	}
+}
