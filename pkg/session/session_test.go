@@ -123,6 +123,14 @@ func TestNotKept(t *testing.T) {
 			t.Errorf("kept %s: %s", v.Name, v.Declare)
 		}
 	}
+	l.Release()
+	// A second command keeps nothing more: restoring the state sets no variable of its own (such as
+	// BASH_COMPAT, which restoring the compatNN options would set).
+	shell(t, s, "s", `true`, Prelude{}, "")
+	if l, err = s.Acquire(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
 	if len(l.state.Vars) != 1 || l.state.Vars[0].Name != "x" {
 		t.Errorf("vars: %+v", l.state.Vars)
 	}

@@ -179,7 +179,8 @@ func parseDump(data []byte, prev *State) (State, error) {
 		}
 	}
 	for _, n := range shoptNames {
-		if !slices.Contains(skipShopt, n) {
+		// compatNN options are kept through BASH_COMPAT, which setting one of them sets.
+		if !slices.Contains(skipShopt, n) && !strings.HasPrefix(n, "compat") {
 			if slices.Contains(shoptOn, n) {
 				st.ShoptOn = append(st.ShoptOn, n)
 			} else {
