@@ -254,9 +254,10 @@ type Lease struct {
 	dir      string
 	key      string // the in-process queue's; "" for a lease not taken through a queue
 	lock     *os.File
-	state    *State // the kept state; nil for a new session
-	prelude  string // run.NONCE.sh, while a foreground command's prelude exists
-	dump     string // dump.NONCE, the file its EXIT trap writes
+	state    *State   // the kept state; nil for a new session
+	prelude  string   // run.NONCE.sh, while a foreground command's prelude exists
+	dump     string   // dump.NONCE, the file its EXIT trap writes
+	explicit []string // the names of the command's explicit environment
 	released bool
 }
 

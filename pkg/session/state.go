@@ -2,16 +2,19 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-	"time"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -80,17 +83,21 @@ var (
 )
 
 // parseDump reads what the EXIT trap wrote (see [dumpScript]): NUL-separated records, a tag then its
-// fields, ending with E. prev is the state the command started from: an explicit variable the command
-// left as the request set it (K) keeps the session's own entry for it.
-func parseDump(data []byte, prev *State) (State, error) {
+// field, ending with E. The variables kept are those that differ from the shell's initial environment
+// (set or changed by this command or an earlier one, or no longer exported), but for bash's own and
+// agentbash's per-run ones; an inherited variable that is gone is kept as unset. prev is the state the
+// command started from and explicit the names of the request's explicit environment: one the command
+// left as the request set it keeps the session's own entry for it (the request's value was for this
+// command only).
+func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 	if len(data) == 0 {
 		return State{}, errNoDump
 	}
 	fields := bytes.Split(data, []byte{0})
 	var st State
 	var setOn, shoptOn, setNames, shoptNames []string
-	var pwd, physical string
-	var keep []string
+	var pwd, logical, decls, aliases string
+	environ := map[string]string{}
 	i := 0
 	next := func() (string, bool) {
 		if i >= len(fields) {
@@ -116,6 +123,17 @@ func parseDump(data []byte, prev *State) (State, error) {
 			setOn = strings.Split(a, ":")
 		case "B": // BASHOPTS: the shopt options that were on
 			shoptOn = strings.Split(a, ":")
+		case "N": // the initial environment: a count, then the entries
+			n, err := strconv.Atoi(a)
+			if err != nil || n < 0 || n > len(fields)-i {
+				return State{}, errHalfDump
+			}
+			for _, kv := range fields[i : i+n] {
+				if k, v, ok := strings.Cut(string(kv), "="); ok {
+					environ[k] = v
+				}
+			}
+			i += n
 		case "M":
 			if u := strings.TrimSpace(a); umaskText.MatchString(u) {
 				st.Umask = u
@@ -127,21 +145,9 @@ func parseDump(data []byte, prev *State) (State, error) {
 		case "C": // `pwd`
 			pwd = strings.TrimSuffix(a, "\n")
 		case "D": // $PWD, when pwd could not say (the directory was removed)
-			physical = a
+			logical = a
 		case "V":
-			decl, ok := next()
-			if !ok {
-				return State{}, errHalfDump
-			}
-			if identifier.MatchString(a) && strings.HasPrefix(decl, "declare -") {
-				st.Vars = append(st.Vars, Var{Name: a, Declare: strings.TrimSuffix(decl, "\n")})
-			}
-		case "K":
-			keep = append(keep, a)
-		case "U":
-			if identifier.MatchString(a) {
-				st.Unset = append(st.Unset, a)
-			}
+			decls = a
 		case "F":
 			st.Functions = strings.TrimSuffix(a, "\n")
 		case "G": // `declare -F`: `declare -f NAME` or `declare -fx NAME` lines
@@ -155,20 +161,13 @@ func parseDump(data []byte, prev *State) (State, error) {
 					st.ExportedFunctions = append(st.ExportedFunctions, name)
 				}
 			}
-		case "A":
-			value, ok := next()
-			if !ok {
-				return State{}, errHalfDump
-			}
-			st.Aliases = append(st.Aliases, Alias{Name: a, Value: value})
+		case "L":
+			aliases = a
 		default:
 			return State{}, fmt.Errorf("state dump: unknown record %q", tag)
 		}
 	}
-	st.Cwd = pwd
-	if st.Cwd == "" {
-		st.Cwd = physical
-	}
+	st.Cwd = cmp.Or(pwd, logical)
 	for _, n := range setNames {
 		if !slices.Contains(skipSet, n) {
 			if slices.Contains(setOn, n) {
@@ -188,17 +187,115 @@ func parseDump(data []byte, prev *State) (State, error) {
 			}
 		}
 	}
-	if prev != nil {
-		for _, n := range keep {
-			if j := slices.IndexFunc(prev.Vars, func(v Var) bool { return v.Name == n }); j >= 0 {
-				st.Vars = append(st.Vars, prev.Vars[j])
+	vars, err := parseDeclares(decls)
+	if err != nil {
+		return State{}, err
+	}
+	set := map[string]bool{}
+	for _, v := range vars {
+		set[v.Name] = true
+		if isExcluded(v.Name) || v.scalar && defaults[v.Name] != "" && defaults[v.Name] == v.value {
+			continue
+		}
+		if inherited, ok := environ[v.Name]; ok && v.flags == "x" && v.scalar && v.value == inherited {
+			if slices.Contains(explicit, v.Name) && prev != nil {
+				st.keep(prev, v.Name)
 			}
-			if slices.Contains(prev.Unset, n) {
-				st.Unset = append(st.Unset, n)
-			}
+			continue // as inherited
+		}
+		st.Vars = append(st.Vars, v.Var)
+	}
+	for _, k := range slices.Sorted(maps.Keys(environ)) {
+		if identifier.MatchString(k) && !isExcluded(k) && !set[k] {
+			st.Unset = append(st.Unset, k)
 		}
 	}
+	if st.Aliases, err = parseAliases(aliases); err != nil {
+		return State{}, err
+	}
 	return st, nil
+}
+
+// keep copies prev's entry for variable name (its value, or its being unset) into st.
+func (st *State) keep(prev *State, name string) {
+	if j := slices.IndexFunc(prev.Vars, func(v Var) bool { return v.Name == name }); j >= 0 {
+		st.Vars = append(st.Vars, prev.Vars[j])
+	}
+	if slices.Contains(prev.Unset, name) {
+		st.Unset = append(st.Unset, name)
+	}
+}
+
+// declared is a variable as `declare -p` printed it.
+type declared struct {
+	Var
+	flags  string // the attribute letters, "" for none
+	scalar bool   // a plain value (not an array, not declared without one)
+	value  string // a scalar's value
+}
+
+// parseDeclares reads `declare -p`'s output (bash's own re-input format) with a real shell parser: one
+// statement per variable, kept as its text.
+func parseDeclares(text string) ([]declared, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return nil, fmt.Errorf("state dump: the variables: %w", err)
+	}
+	var out []declared
+	for _, stmt := range f.Stmts {
+		dc, ok := stmt.Cmd.(*syntax.DeclClause)
+		if !ok || dc.Variant.Value != "declare" {
+			continue
+		}
+		var d declared
+		for _, a := range dc.Args {
+			if a.Naked && a.Name == nil && a.Value != nil {
+				if flag, err := expand.Literal(nil, a.Value); err == nil && strings.HasPrefix(flag, "-") {
+					d.flags += strings.TrimLeft(flag, "-")
+				}
+				continue
+			}
+			if a.Name == nil {
+				continue
+			}
+			d.Name = a.Name.Value
+			if a.Array == nil && !a.Naked {
+				d.scalar = true
+				if d.value, err = expand.Literal(nil, a.Value); err != nil {
+					return nil, fmt.Errorf("state dump: variable %s: %w", d.Name, err)
+				}
+			}
+		}
+		if !identifier.MatchString(d.Name) {
+			continue
+		}
+		d.Declare = text[stmt.Pos().Offset():stmt.End().Offset()]
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseAliases reads `alias -p`'s output: `alias NAME='VALUE'` lines.
+func parseAliases(text string) ([]Alias, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return nil, fmt.Errorf("state dump: the aliases: %w", err)
+	}
+	var out []Alias
+	for _, stmt := range f.Stmts {
+		call, ok := stmt.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) != 2 || call.Args[0].Lit() != "alias" {
+			continue
+		}
+		def, err := expand.Literal(nil, call.Args[1])
+		if err != nil {
+			return nil, fmt.Errorf("state dump: an alias: %w", err)
+		}
+		if name, value, ok := strings.Cut(def, "="); ok {
+			out = append(out, Alias{Name: name, Value: value})
+		}
+	}
+	return out, nil
 }
 
 // optionNames takes the option names from `set +o` / `shopt -p` lines (`set -o errexit`, `shopt -u extglob`).
@@ -352,7 +449,8 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		b.WriteString("} 2>/dev/null\n")
 	}
 	if p.Capture {
-		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump, explicit)) + " EXIT\n")
+		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
+		l.explicit = explicit
 	}
 	b.WriteString(l.state.setLine())
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -377,7 +475,7 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if err != nil {
 		return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
 	}
-	st, err := parseDump(data, l.state)
+	st, err := parseDump(data, l.state, l.explicit)
 	if errors.Is(err, errNoDump) {
 		return "", false, fmt.Sprintf(NotSavedWarning, l.Name), nil
 	}
@@ -392,8 +490,6 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		return "", false, "", fmt.Errorf("session %s: save the state: %w", l.Name, err)
 	}
 	l.state, l.Cwd = &st, st.Cwd
-	now := time.Now()
-	_ = os.Chtimes(filepath.Join(l.dir, lockFile), now, now)
 	return st.Cwd, true, "", nil
 }
 
