@@ -90,11 +90,18 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 		p.in.Err, p.done = fmt.Errorf("session %s: sessions need bash; the shell is %s", req.Session, p.in.Shell), true
 		return p, nil
 	}
-	path, err := lease.Prelude(session.Prelude{Env: p.explicit, BashEnv: p.bashEnv, KeepBashEnv: p.keepBashEnv, Capture: capture})
+	// A command too long for one argument goes through pkg/run's loader, which must run before the
+	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
+	long := len(p.rr.Command) > run.MaxArgBytes
+	path, err := lease.Prelude(session.Prelude{Env: p.explicit, BashEnv: p.bashEnv, KeepBashEnv: p.keepBashEnv,
+		Capture: capture, OptionsInCommand: long})
 	if err != nil {
 		lease.Release()
 		p.in.Err, p.done = err, true
 		return p, nil
+	}
+	if prefix := lease.OptionsPrefix(); long && prefix != "" {
+		p.rr.Command = prefix + " " + p.rr.Command
 	}
 	p.rr.Env = append(p.rr.Env, "BASH_ENV="+path) // last: it wins over every layer
 	return p, lease

@@ -365,25 +365,47 @@ func (st *State) body() string {
 	return b.String()
 }
 
-// setLine restores the `set -o` options and expand_aliases (when the state had it on, or there is no
-// state: session shells expand aliases). It is the prelude's last command, so errexit, nounset or
-// xtrace the session turned on apply to the command and to nothing of the prelude. nil st: a new session.
-func (st *State) setLine() string {
+// setLine restores expand_aliases (when the state had it on, or there is no state: session shells
+// expand aliases) and, unless later, the `set -o` options. It is the prelude's last command, so
+// errexit, nounset or xtrace the session turned on apply to the command and to nothing of the prelude.
+// nil st: a new session.
+func (st *State) setLine(later bool) string {
 	words := []string{}
 	if st == nil || slices.Contains(st.ShoptOn, "expand_aliases") {
 		words = append(words, "\\builtin shopt -s expand_aliases;")
 	}
-	if st != nil && len(st.SetOn)+len(st.SetOff) > 0 {
-		set := []string{"\\builtin set"}
-		for _, n := range st.SetOff {
-			set = append(set, "+o", n)
-		}
-		for _, n := range st.SetOn {
-			set = append(set, "-o", n)
-		}
-		words = append(words, strings.Join(set, " ")+";")
+	if set := st.setOptions(); set != "" && !later {
+		words = append(words, set+";")
+	}
+	if len(words) == 0 {
+		return ""
 	}
 	return "{ " + strings.Join(words, " ") + " } 2>/dev/null\n"
+}
+
+// setOptions is the `set` command that restores the `set -o` options, "" for none.
+func (st *State) setOptions() string {
+	if st == nil || len(st.SetOn)+len(st.SetOff) == 0 {
+		return ""
+	}
+	set := []string{"\\builtin set"}
+	for _, n := range st.SetOff {
+		set = append(set, "+o", n)
+	}
+	for _, n := range st.SetOn {
+		set = append(set, "-o", n)
+	}
+	return strings.Join(set, " ")
+}
+
+// OptionsPrefix is shell text that restores the session's `set -o` options, to put before a command
+// on its first line (`PREFIX COMMAND`, as shell.prefix is) when the prelude left them out
+// ([Prelude].OptionsInCommand); "" when there are none.
+func (l *Lease) OptionsPrefix() string {
+	if set := l.state.setOptions(); set != "" {
+		return "{ " + set + "; } 2>/dev/null;"
+	}
+	return ""
 }
 
 // Prelude is how one command enters its session.
@@ -400,6 +422,10 @@ type Prelude struct {
 	// Capture sets the EXIT trap that saves what the command leaves, for [Lease.Commit]. Tasks do not
 	// capture: they never write the session back.
 	Capture bool
+	// OptionsInCommand leaves the `set -o` options out of the prelude, for [Lease.OptionsPrefix] to
+	// restore on the command's first line: for a command that reaches the shell through pkg/run's loader
+	// (too long for one argument), which must run without the session's errexit or xtrace.
+	OptionsInCommand bool
 }
 
 // Prelude writes the file the command's shell sources through BASH_ENV and returns its path: the
@@ -452,7 +478,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
 		l.explicit = explicit
 	}
-	b.WriteString(l.state.setLine())
+	b.WriteString(l.state.setLine(p.OptionsInCommand))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return "", fmt.Errorf("session %s: %w", l.Name, err)
 	}
