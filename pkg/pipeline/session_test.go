@@ -171,7 +171,7 @@ func TestSessionLongCommand(t *testing.T) {
 	inSession(r, "s", `set -ex`)
 	res = inSession(r, "s", long+"\nfalse\necho not-reached")
 	// (The loader runs the command through eval, whose trace lines start with ++, as without a session.)
-	if !strings.HasSuffix(res.Output, "\n++ echo 3\n3\n++ false") || *res.Details.ExitCode != 1 {
+	if !strings.HasSuffix(res.Output, "++ echo 3\n3\n++ false") || *res.Details.ExitCode != 1 {
 		t.Errorf("set -ex: %q", res.Output[max(0, len(res.Output)-300):])
 	}
 }
