@@ -24,7 +24,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -34,12 +33,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// validName is the session-name pattern of SPEC §7.1: no `/`, never `.` or `..`, at most 64 bytes.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// Valid reports whether name is a session name: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}` (SPEC §7.1), so no
+// `/`, never `.` or `..`, at most 64 bytes. A name is checked before it names a file, so it can never
+// reach outside the store. (A loop, not a regexp: this package is in every agentbash process, and a
+// compiled regexp would cost each one's start.)
+func Valid(name string) bool {
+	if len(name) == 0 || len(name) > 64 || !alnum(name[0]) {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !alnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
-// Valid reports whether name is a session name: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}` (SPEC §7.1). A name is
-// checked before it names a file, so it can never reach outside the store.
-func Valid(name string) bool { return validName.MatchString(name) }
+func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
 
 // NameRule says in words what a session name is, for error messages.
 const NameRule = "a session name is 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"

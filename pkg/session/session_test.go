@@ -383,3 +383,16 @@ func TestListShowRemove(t *testing.T) {
 		t.Errorf("after rm: %q", out)
 	}
 }
+
+func TestIsIdentifierAndUmask(t *testing.T) {
+	for s, want := range map[string]bool{"a": true, "_x9": true, "A_B": true, "": false, "9a": false, "a-b": false, "é": false, "a b": false} {
+		if isIdentifier(s) != want {
+			t.Errorf("isIdentifier(%q) = %v", s, !want)
+		}
+	}
+	for s, want := range map[string]bool{"0022": true, "022": true, "0778": false, "22": false, "00022": false, "": false} {
+		if isUmask(s) != want {
+			t.Errorf("isUmask(%q) = %v", s, !want)
+		}
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,11 +69,23 @@ var (
 	skipShopt = []string{"login_shell", "restricted_shell"}
 )
 
-// identifier is a name a shell variable can have.
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isIdentifier reports whether s is a name a shell variable can have: `[A-Za-z_][A-Za-z0-9_]*`.
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
 
-// umaskText is what `umask` prints.
-var umaskText = regexp.MustCompile(`^[0-7]{3,4}$`)
+// isUmask reports whether s is what `umask` prints: 3 or 4 octal digits.
+func isUmask(s string) bool {
+	return (len(s) == 3 || len(s) == 4) && strings.Trim(s, "01234567") == ""
+}
 
 // errNoDump, errHalfDump: why a command's state could not be kept.
 var (
@@ -135,7 +146,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			}
 			i += n
 		case "M":
-			if u := strings.TrimSpace(a); umaskText.MatchString(u) {
+			if u := strings.TrimSpace(a); isUmask(u) {
 				st.Umask = u
 			}
 		case "P": // `set +o`: every set -o option's name
@@ -206,7 +217,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 		st.Vars = append(st.Vars, v.Var)
 	}
 	for _, k := range slices.Sorted(maps.Keys(environ)) {
-		if identifier.MatchString(k) && !isExcluded(k) && !set[k] {
+		if isIdentifier(k) && !isExcluded(k) && !set[k] {
 			st.Unset = append(st.Unset, k)
 		}
 	}
@@ -266,7 +277,7 @@ func parseDeclares(text string) ([]declared, error) {
 				}
 			}
 		}
-		if !identifier.MatchString(d.Name) {
+		if !isIdentifier(d.Name) {
 			continue
 		}
 		d.Declare = text[stmt.Pos().Offset():stmt.End().Offset()]
@@ -465,7 +476,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 	if len(p.Env) > 0 {
 		b.WriteString("{\n")
 		for _, kv := range p.Env {
-			if k, _, ok := strings.Cut(kv, "="); ok && identifier.MatchString(k) {
+			if k, _, ok := strings.Cut(kv, "="); ok && isIdentifier(k) {
 				b.WriteString("\\builtin export -- " + quote(kv) + "\n")
 				if !slices.Contains(explicit, k) {
 					explicit = append(explicit, k)
