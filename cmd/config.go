@@ -31,6 +31,7 @@ var flagKeys = map[string]string{
 	"tools":              "interceptor.tools",
 	"non-zero-exit":      "result.nonZeroExit",
 	"task-dir":           "tasks.dir",
+	"session":            "session",
 }
 
 // loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for

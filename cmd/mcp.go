@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,12 +12,16 @@ import (
 	"github.com/agentbash/agentbash/pkg/mcpserver"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
 // to end before it exits; their supervisors then finish the kill themselves (SPEC §11).
 const mcpExitGrace = time.Second
+
+// mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
+const mcpSpares = 2
 
 func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 	var f runFlags
@@ -55,34 +56,28 @@ exits 0.`,
 	fs := c.Flags()
 	addRequestFlags(fs, &f)
 	fs.String("task-dir", "", "task `DIR` for background tasks (default $XDG_STATE_HOME/agentbash/tasks)")
-	if fs.Lookup("session") == nil { // the sessions' own flag, where addRequestFlags has it, is the same
-		fs.String("session", "", "run every bash call in session `NAME` (kept after the server ends)")
-	}
 	fs.BoolVar(&noSession, "no-session", false, "no session: every bash call starts afresh, and calls run in parallel")
 	return c
 }
-
-// sessionName is the pattern of session names (SPEC §7.1): no path tricks.
-var sessionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool) error {
 	if err := checkEnvFlags(f.env); err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
 	}
-	session, _ := c.Flags().GetString("session")
-	switch {
-	case session != "" && noSession:
+	if c.Flags().Changed("session") && noSession {
 		return usageError{err: errors.New("--session and --no-session do not go together"), cmd: c.CommandPath()}
-	case session != "" && !sessionName.MatchString(session):
-		return usageError{err: fmt.Errorf("--session %q: a name is letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64", session), cmd: c.CommandPath()}
 	}
-	cfg, cfgWarnings, err := loadConfigWarn(c)
+	cfg, cfgWarnings, err := loadConfigWarn(c) // a bad --session is a usage error there
 	if err != nil {
 		return err
 	}
+	name := cfg.Session // --session, AGENTBASH_SESSION or the file
+	if noSession {
+		name = ""
+	}
 	_ = result.WriteWarnings(ios.Err, cfgWarnings)
 
-	local := &supervisor.Local{}
+	local := &supervisor.Local{Spares: mcpSpares}
 	defer local.Close()
 	local.Prewarm()
 	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
@@ -100,7 +95,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		MaxLifetime: cfg.Tasks.MaxLifetime,
 		MaxBytes:    cfg.MaxBytes,
 		KillWait:    killLimit(cfg),
-		Session:     session,
+		Session:     name,
 		NoSession:   noSession,
 		EndSession:  func(name string) { removeSession(pc.SessionDir, name, ios) },
 		Version:     info.resolved().Version,
@@ -120,10 +115,11 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 // removeSession removes the state of a connection's own session once the connection ended and its calls
 // returned (nothing of the session runs any more; its tasks never write it back).
 func removeSession(dir, name string, ios IO) {
-	if dir == "" || !sessionName.MatchString(name) {
+	if dir == "" {
 		return
 	}
-	if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+	err := session.Store{Dir: dir}.Remove(name, 5*time.Second)
+	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})
 	}
 }

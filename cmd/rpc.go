@@ -80,10 +80,12 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	stop := handleSignals(cancel)
 	defer stop()
 
+	defaults := f.request("")
+	defaults.Session = cfg.Session // --session, AGENTBASH_SESSION or the file: requests naming none run there
 	s := &rpc.Server{
 		Runner:    pipeline.New(pc),
 		Task:      pipeline.Task{Store: taskStoreOf(cfg), MaxLifetime: cfg.Tasks.MaxLifetime},
-		Defaults:  f.request(""),
+		Defaults:  defaults,
 		KillLimit: killLimit(cfg),
 		Log:       ios.Err,
 	}

@@ -111,6 +111,8 @@ func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.Bool("intercept", false, "block commands for which the agent has a dedicated tool")
 	fs.StringSlice("tools", nil, "active agent `TOOLS` for interception (read,grep,find,edit,write)")
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
+	fs.String("session", "", "run in session `NAME`: cd, variables, functions, aliases, options and umask carry over\n"+
+		"to its next command (\"\" for none)")
 }
 
 // checkEnvFlags checks --env values: KEY=VALUE with a key.
@@ -135,6 +137,7 @@ func pipelineConfig(cfg config.Config, cfgWarnings, flagEnv []string, exe run.Ex
 		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
 		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
 		NonZeroExit: cfg.Result.NonZeroExit,
+		SessionDir:  config.SessionDir(),
 		Executor:    exe,
 		Warnings:    cfgWarnings,
 	}
@@ -210,6 +213,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		_ = result.WriteWarnings(ios.Err, cfgWarnings)
 	}
 	req := f.request(command)
+	req.Session = cfg.Session
 	if f.stdin {
 		req.Stdin = ios.In
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -32,6 +33,8 @@ type Config struct {
 	Format string `mapstructure:"format"`
 	// KillGrace is the time between SIGTERM and SIGKILL, seconds (SPEC §3.7).
 	KillGrace float64 `mapstructure:"killGrace"`
+	// Session names the session commands run in, "" for none (SPEC §7.1).
+	Session string `mapstructure:"session"`
 
 	Shell       Shell       `mapstructure:"shell"`
 	Artifacts   Artifacts   `mapstructure:"artifacts"`
@@ -160,6 +163,8 @@ func (c Config) Validate() error {
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !(c.Tasks.MaxLifetime >= 0) || math.IsInf(c.Tasks.MaxLifetime, 0):
 		return bad("tasks.maxLifetime", "must be a number of seconds ≥ 0 (0 for no limit), got %v", c.Tasks.MaxLifetime)
+	case c.Session != "" && !session.Valid(c.Session):
+		return bad("session", "%s, got %q", session.NameRule, c.Session)
 	case !slices.Contains([]string{result.NonZeroError, result.NonZeroReport}, c.Result.NonZeroExit):
 		return bad("result.nonZeroExit", "must be error or report, got %q", c.Result.NonZeroExit)
 	}
@@ -205,6 +210,11 @@ func ExpandHome(p string) string {
 		return expanded
 	}
 	return p
+}
+
+// SessionDir is where sessions keep their state: $XDG_STATE_HOME/agentbash/sessions (SPEC §7.1).
+func SessionDir() string {
+	return filepath.Join(xdg.StateHome, "agentbash", "sessions")
 }
 
 // SnapshotDir is where shell snapshots are cached: $XDG_CACHE_HOME/agentbash/snapshots.

@@ -21,6 +21,7 @@ func TestValidate(t *testing.T) {
 		"shell.env":          func(c *Config) { c.Shell.Env = map[string]string{"A=B": "x"} },
 		"shell.wrapper":      func(c *Config) { c.Shell.Wrapper = Argv{"", "x"} },
 		"tasks.maxLifetime":  func(c *Config) { c.Tasks.MaxLifetime = -1 },
+		"session":            func(c *Config) { c.Session = "../x" },
 	} {
 		c := Default()
 		mutate(&c)
@@ -36,13 +37,13 @@ func TestDefaultsCoverEveryKey(t *testing.T) {
 	for _, k := range []string{"timeout", "maxBytes", "format", "killGrace", "shell.path", "shell.prefix",
 		"shell.wrapper", "shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
 		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit",
-		"tasks.dir", "tasks.maxLifetime"} {
+		"tasks.dir", "tasks.maxLifetime", "session"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 18 {
-		t.Errorf("%d keys, want 18", len(keys))
+	if len(keys) != 19 {
+		t.Errorf("%d keys, want 19", len(keys))
 	}
 }
 

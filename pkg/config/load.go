@@ -66,7 +66,7 @@ const EnvPrefix = "AGENTBASH_"
 
 // notKeys are agentbash's own variables that are no key, so they are not warned about. (AGENTBASH, which
 // agentbash sets to 1 in the command's environment, has no underscore and never looks like a key.)
-// Keys of later features (session, tasks.*, rpc.*) become keys by becoming fields of [Config].
+// Keys of later features (rpc.*) become keys by becoming fields of [Config].
 var notKeys = []string{"AGENTBASH_CONFIG"}
 
 // EnvName is the environment variable of key: AGENTBASH_ + the key upper-cased with "." → "_"
@@ -90,6 +90,7 @@ var expected = map[string]string{
 	"interceptor.tools":  "a list of tool names",
 	"interceptor.rules":  "a list of rules (pattern, flags, tool, message)",
 	"shell.env":          "a map of variable names to values",
+	"session":            "a session name",
 }
 
 // Expected says in words what key takes: "a number of seconds", "true or false", "a list of tool names".

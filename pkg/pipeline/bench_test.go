@@ -15,3 +15,15 @@ func BenchmarkRunTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRunTrueSession is BenchmarkRunTrue in a session (SPEC §7.1): the lock, the prelude, the
+// state restored and dumped, the commit. The difference is what a session costs per command.
+func BenchmarkRunTrueSession(b *testing.B) {
+	r := New(Config{Timeout: 30, KillGrace: 1, ArtifactDir: b.TempDir(), SessionDir: b.TempDir()})
+	r.Run(context.Background(), Request{Command: "cd / && export A=1 B=2 && f() { :; } && alias x=y", Session: "bench"}, nil)
+	for b.Loop() {
+		if res := r.Run(context.Background(), Request{Command: "true", Session: "bench"}, nil); res.IsError || res.Details.FinalCwd != "/" {
+			b.Fatal(res.Content[0].Text, res.Details.Warnings)
+		}
+	}
+}

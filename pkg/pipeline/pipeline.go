@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
@@ -83,6 +85,9 @@ type Request struct {
 	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor (§3.3)
 	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
 	Session     string            `json:"session,omitempty"`     // the session whose state it runs in (§7.1); "" is none
+	// Ticket, when set, is the request's place in Session's queue, taken as the request arrived
+	// ([Runner.Enqueue]), so requests of one session run in the order they came; nil takes one on Run.
+	Ticket *session.Ticket `json:"-"`
 	// Stdin is the command's stdin; nil is /dev/null (§3.1).
 	Stdin io.Reader `json:"-"`
 }
@@ -157,7 +162,14 @@ func (c SignalCause) Error() string { return "cancelled by " + c.Signal.String()
 // Run runs req through every stage and returns the result; it never fails: problems are results.
 // Cancelling ctx kills the command's tree as a cancel.
 func (r *Runner) Run(ctx context.Context, req Request, obs Observer) result.Result {
-	p := r.prepare(ctx, req, nil)
+	if req.Session != "" {
+		return r.runInSession(ctx, req, obs)
+	}
+	return r.execute(ctx, r.prepare(ctx, req, nil), obs)
+}
+
+// execute runs a prepared request and shapes its result.
+func (r *Runner) execute(ctx context.Context, p prepared, obs Observer) result.Result {
 	if p.done {
 		return p.finish()
 	}
@@ -193,6 +205,11 @@ type prepared struct {
 	rr    run.Request
 	done  bool
 	start time.Time
+	// For a session's prelude: the explicit environment (shell.env, --env, the request's), and the file
+	// BASH_ENV names without a session (the snapshot, or the user's own, which is kept for children).
+	explicit    []string
+	bashEnv     string
+	keepBashEnv bool
 }
 
 func (p prepared) finish() result.Result {
@@ -273,13 +290,21 @@ func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) pre
 		toRun = r.c.Prefix + " " + toRun
 	}
 	env := []string{"PWD=" + target.Dir, "ARTIFACTS=" + r.c.ArtifactDir}
+	p.bashEnv, p.keepBashEnv = os.Getenv("BASH_ENV"), true
 	if path := r.userSnapshot(ctx, target.Shell, &in); path != "" {
 		env = append(env, "BASH_ENV="+path)
+		p.bashEnv, p.keepBashEnv = path, false
 	}
-	env = append(env, r.c.Env...)
+	p.explicit = slices.Clone(r.c.Env)
 	for _, k := range slices.Sorted(maps.Keys(req.Env)) {
-		env = append(env, k+"="+req.Env[k])
+		p.explicit = append(p.explicit, k+"="+req.Env[k])
 	}
+	for _, kv := range p.explicit {
+		if v, ok := strings.CutPrefix(kv, "BASH_ENV="); ok {
+			p.bashEnv, p.keepBashEnv = v, true
+		}
+	}
+	env = append(env, p.explicit...)
 	rr := run.Request{
 		Command:   toRun,
 		Target:    target,

@@ -10,6 +10,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/artifact"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -33,7 +34,7 @@ const noLimit = 100 * 365 * 24 * time.Hour
 func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
 	rec, res, _, ok := r.startTask(ctx, req, t, t.Timeout, false)
 	if !ok {
-		return res
+		return withSession(req, res)
 	}
 	if !rec.Running() {
 		// It ended already (a quick command): start reports the task as it started; wait and output
@@ -41,13 +42,18 @@ func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
 		rec.Status, rec.EndedAt, rec.Outcome, rec.Summary = tasks.StatusRunning, nil, nil, nil
 		rec.KillSignal, rec.LifetimeExceeded = 0, false
 	}
-	return tasks.Result(rec, true)
+	return withSession(req, tasks.Result(rec, true))
 }
 
 // Yield runs req in the foreground for up to yield; a command still running then goes on as a task and
 // the result is what it printed so far (read by the default reader), with status running and the task id.
-// A command that ended before is a plain run result (SPEC §8). The run's timeout applies to the task.
+// A command that ended before is a plain run result (SPEC §8). The run's timeout applies to the task. In
+// a session it is a task from the start: it starts from the session's state and does not write it back.
 func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Duration) result.Result {
+	return withSession(req, r.yield(ctx, req, t, yield))
+}
+
+func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Duration) result.Result {
 	timeout := r.c.Timeout
 	if req.Timeout != nil {
 		timeout = *req.Timeout
@@ -103,9 +109,19 @@ type taskProcess interface {
 }
 
 // startTask prepares req, records the task and starts its supervisor: detached, or (attached) in the
-// foreground until the returned process is detached, with ctx's cancel reaching it.
+// foreground until the returned process is detached, with ctx's cancel reaching it. A task in a session
+// starts from the session's state and holds its lock only until it runs (SPEC §8: it never writes the
+// session back, so a task ending days later cannot rewind it).
 func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *float64, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
-	p := r.prepare(ctx, req, timeout)
+	var p prepared
+	if req.Session != "" {
+		var lease *session.Lease
+		if p, lease = r.prepareInSession(ctx, req, timeout, false); lease != nil {
+			defer lease.Release()
+		}
+	} else {
+		p = r.prepare(ctx, req, timeout)
+	}
 	if p.done {
 		return tasks.Record{}, p.finish(), nil, false
 	}

@@ -100,6 +100,10 @@ type Details struct {
 	SkippedBytes  int64  `json:"skippedBytes,omitempty"`
 	Killed        *bool  `json:"killed,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// Sessions (SPEC §7.1): the session the command ran in, and where it ended when its state was kept
+	// (the next command's cwd).
+	Session  string `json:"session,omitempty"`
+	FinalCwd string `json:"finalCwd,omitempty"`
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head

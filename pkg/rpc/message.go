@@ -14,6 +14,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
@@ -381,8 +382,8 @@ func checkBash(b *Bash) error {
 	if normalize.Trim(b.Command) == "" {
 		errs = append(errs, errors.New("command: required, a non-empty string of shell text"))
 	}
-	if b.Session != "" && !tasks.ValidReader(b.Session) { // session names follow the reader-name pattern
-		errs = append(errs, fmt.Errorf("session %q: want letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64", b.Session))
+	if b.Session != "" && !session.Valid(b.Session) {
+		errs = append(errs, fmt.Errorf("session %q: %s", b.Session, session.NameRule))
 	}
 	for _, f := range []struct {
 		name string

@@ -68,8 +68,8 @@ func (r resultData) text() string {
 	return r.Content[0].Text
 }
 
-// session is a Server serving over in-memory pipes: send writes request lines, next reads what it wrote.
-type session struct {
+// served is a Server serving over in-memory pipes: send writes request lines, next reads what it wrote.
+type served struct {
 	t      *testing.T
 	in     *io.PipeWriter
 	lines  chan msg
@@ -80,7 +80,7 @@ type session struct {
 // guard bounds how long a test waits for a message: a hang is a failure, not a timing assertion.
 const guard = 30 * time.Second
 
-func serve(t *testing.T) *session {
+func serve(t *testing.T) *served {
 	t.Helper()
 	dir := t.TempDir()
 	local := &supervisor.Local{Spares: 1}
@@ -91,7 +91,7 @@ func serve(t *testing.T) *session {
 		KillLimit: 10 * time.Second}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ss := &session{t: t, in: inW, lines: make(chan msg, 1000), served: make(chan error, 1), dir: dir}
+	ss := &served{t: t, in: inW, lines: make(chan msg, 1000), served: make(chan error, 1), dir: dir}
 	go func() {
 		ss.served <- s.Serve(context.Background(), inR, outW)
 		outW.Close()
@@ -116,7 +116,7 @@ func serve(t *testing.T) *session {
 	return ss
 }
 
-func (s *session) send(lines ...string) {
+func (s *served) send(lines ...string) {
 	s.t.Helper()
 	for _, l := range lines {
 		if _, err := io.WriteString(s.in, l+"\n"); err != nil {
@@ -126,7 +126,7 @@ func (s *session) send(lines ...string) {
 }
 
 // next returns the next message.
-func (s *session) next() msg {
+func (s *served) next() msg {
 	s.t.Helper()
 	select {
 	case m, ok := <-s.lines:
@@ -141,7 +141,7 @@ func (s *session) next() msg {
 }
 
 // until returns the messages up to and including the first for which stop holds.
-func (s *session) until(stop func(msg) bool) []msg {
+func (s *served) until(stop func(msg) bool) []msg {
 	s.t.Helper()
 	var got []msg
 	for {
@@ -154,7 +154,7 @@ func (s *session) until(stop func(msg) bool) []msg {
 }
 
 // response returns the response to id, skipping other messages (kept in skipped).
-func (s *session) response(id string) (msg, []msg) {
+func (s *served) response(id string) (msg, []msg) {
 	s.t.Helper()
 	got := s.until(func(m msg) bool { return m.Type == TypeResponse && string(m.ID) == id })
 	return got[len(got)-1], got[:len(got)-1]

@@ -1,0 +1,146 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/session"
+	"github.com/agentbash/agentbash/pkg/sink"
+)
+
+// Sessions (SPEC §7.1): a request that names a session runs in the state its session's last kept command
+// left (see pkg/session), under the session's lock.
+
+// Enqueue takes req's place in its session's queue now, for callers that read requests in order and run
+// them concurrently (rpc): put the ticket in req.Ticket. Requests without a session need none (nil, nil).
+// A bad name is an error; Run then gives the error result.
+func (r *Runner) Enqueue(req Request) (*session.Ticket, error) {
+	if req.Session == "" {
+		return nil, nil
+	}
+	return r.sessions().Enqueue(req.Session)
+}
+
+func (r *Runner) sessions() session.Store {
+	dir := r.c.SessionDir
+	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
+		dir = abs
+	}
+	return session.Store{Dir: dir}
+}
+
+// runInSession runs req in its session: the state kept when the command ended by itself (status
+// exited), left as it was otherwise.
+func (r *Runner) runInSession(ctx context.Context, req Request, obs Observer) result.Result {
+	p, lease := r.prepareInSession(ctx, req, nil, true)
+	if lease == nil {
+		return withSession(req, p.finish())
+	}
+	defer lease.Release()
+	res := r.execute(ctx, p, obs)
+	cwd, kept, warning, err := lease.Commit(res.Details.Status == result.StatusExited)
+	if warning != "" {
+		res.Details.Warnings = append(res.Details.Warnings, warning)
+	}
+	if err != nil {
+		res.Details.Warnings = append(res.Details.Warnings, err.Error())
+	}
+	if kept {
+		res.Details.FinalCwd = cwd
+	}
+	return withSession(req, res)
+}
+
+// withSession names req's session in res (details.session, every result of a session's request but one
+// whose name is not a session name).
+func withSession(req Request, res result.Result) result.Result {
+	if session.Valid(req.Session) {
+		res.Details.Session = req.Session
+	}
+	return res
+}
+
+// prepareInSession takes the lock of req's session (waiting for its running command; a cancel meanwhile
+// is a cancelled result, nothing run), starts from the session's cwd unless req names one, prepares req
+// and makes its shell source the session's prelude: capture (a foreground run) sets the EXIT trap whose
+// dump Commit keeps; a task does not capture. The lease is nil when p is settled already (done); else the
+// caller releases it.
+func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *float64, capture bool) (prepared, *session.Lease) {
+	lease, err := r.acquire(ctx, req)
+	if err != nil {
+		return r.notRun(ctx, req, err), nil
+	}
+	if req.Cwd == "" {
+		req.Cwd = lease.Cwd // a removed directory gives the usual §3.4 error
+	}
+	p := r.prepare(ctx, req, timeout)
+	if p.done {
+		lease.Release()
+		return p, nil
+	}
+	if base := filepath.Base(p.in.Shell); base != "bash" {
+		lease.Release()
+		p.in.Err, p.done = fmt.Errorf("session %s: sessions need bash; the shell is %s", req.Session, p.in.Shell), true
+		return p, nil
+	}
+	// A command too long for one argument goes through pkg/run's loader, which must run before the
+	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
+	long := len(p.rr.Command) > run.MaxArgBytes
+	path, err := lease.Prelude(session.Prelude{Env: p.explicit, BashEnv: p.bashEnv, KeepBashEnv: p.keepBashEnv,
+		Capture: capture, OptionsInCommand: long})
+	if err != nil {
+		lease.Release()
+		p.in.Err, p.done = err, true
+		return p, nil
+	}
+	if prefix := lease.OptionsPrefix(); long && prefix != "" {
+		p.rr.Command = prefix + " " + p.rr.Command
+	}
+	p.rr.Env = append(p.rr.Env, "BASH_ENV="+path) // last: it wins over every layer
+	return p, lease
+}
+
+// acquire takes the lock of req's session through its ticket, or a new place in the queue.
+func (r *Runner) acquire(ctx context.Context, req Request) (*session.Lease, error) {
+	if !session.Valid(req.Session) {
+		if req.Ticket != nil {
+			req.Ticket.Cancel()
+		}
+		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
+	}
+	if req.Ticket != nil {
+		return req.Ticket.Acquire(ctx)
+	}
+	return r.sessions().Acquire(ctx, req.Session)
+}
+
+// notRun is the result of a session request that never ran: cancelled while it waited for the session
+// (status cancelled, the cancel's signal kept for the exit status), or an error.
+func (r *Runner) notRun(ctx context.Context, req Request, err error) prepared {
+	start := time.Now()
+	p := prepared{in: &result.Input{Command: normalize.Trim(req.Command), Head: -1, Tail: -1, MaxBytes: r.c.MaxBytes,
+		NonZeroExit: r.c.NonZeroExit, Warnings: slices.Clone(r.c.Warnings)}, done: true, start: start}
+	target, _ := r.exe.Resolve(r.c.Shell, req.Cwd)
+	p.in.Cwd, p.in.Shell = target.Dir, target.Shell
+	requested := r.c.Timeout
+	if req.Timeout != nil {
+		requested = *req.Timeout
+	}
+	p.in.TimeoutSeconds, _ = ClampTimeout(requested)
+	if ctx.Err() == nil || errors.Is(err, session.ErrBadName) {
+		p.in.Err = err
+		return p
+	}
+	p.in.Outcome, p.in.Summary = &run.Outcome{ExitCode: -1, Cancelled: true}, &sink.Summary{}
+	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
+		p.in.CancelSignal = c.Signal
+	}
+	return p
+}

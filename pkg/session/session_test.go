@@ -1,0 +1,398 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shell runs command in session name of s as the pipeline does: the session's cwd (unless dir is
+// given), BASH_ENV naming the prelude, then Commit when the shell exited (not died of a signal).
+func shell(t *testing.T, s Store, name, command string, p Prelude, dir string) (out string, finalCwd string, kept bool, warning string) {
+	t.Helper()
+	l, err := s.Acquire(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	p.Capture = true
+	path, err := l.Prelude(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "--", command)
+	cmd.Dir = dir
+	if dir == "" {
+		cmd.Dir = l.Cwd
+	}
+	if cmd.Dir == "" {
+		cmd.Dir = t.TempDir()
+	}
+	cmd.Env = append(os.Environ(), "PWD="+cmd.Dir)
+	cmd.Env = append(cmd.Env, p.Env...)
+	cmd.Env = append(cmd.Env, "BASH_ENV="+path)
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	exited := err == nil || errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Exited()
+	finalCwd, kept, warning, err = l.Commit(exited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), finalCwd, kept, warning
+}
+
+func newStore(t *testing.T) Store {
+	t.Setenv("FOO", "")
+	os.Unsetenv("FOO")
+	return Store{Dir: filepath.Join(t.TempDir(), "sessions")}
+}
+
+// Each case sets something in one command and reads it back in the next (SPEC §7.1: what carries over).
+func TestStateCarriesOver(t *testing.T) {
+	weird := filepath.Join(t.TempDir(), "a dir with\nnewline and 'quotes'")
+	if err := os.Mkdir(weird, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AB_INHERITED", "from-env")
+	t.Setenv("AB_INHERITED2", "exported")
+	cases := []struct {
+		name, set, get, want string
+	}{
+		{"scalar", `x=1`, `echo "$x"`, "1"},
+		{"exported stays exported", `export FOO=bar`, `bash -c 'echo $FOO'`, "bar"},
+		{"not exported stays unexported", `y=2`, `echo "$y"; bash -c 'echo "[${y-unset}]"'`, "2\n[unset]"},
+		{"newlines quotes unicode", `v=$'line1\nli"ne2 \'q\' $HOME \\ é ✓'`, `printf '%s' "$v"`, "line1\nli\"ne2 'q' $HOME \\ é ✓"},
+		{"indexed array", `a=(one "two three" $'fo\nur'); a[7]=seven`, `declare -p a`,
+			`declare -a a=([0]="one" [1]="two three" [2]=$'fo\nur' [7]="seven")`},
+		{"assoc array", `declare -A m=([k]=v ["sp ace"]=w)`, `echo "${m[k]} ${m[sp ace]}"`, "v w"},
+		{"integer", `declare -i n=2; n+=3`, `n+=1; echo $n`, "6"},
+		{"readonly", `readonly R=fixed`, `echo $R; (R=other) 2>/dev/null; echo $R`, "fixed\nfixed"},
+		{"unset inherited", `unset AB_INHERITED`, `echo "[${AB_INHERITED-unset}]"`, "[unset]"},
+		{"export -n inherited", `export -n AB_INHERITED2`, `bash -c 'echo "[${AB_INHERITED2-unset}]"'`, "[unset]"},
+		{"function", `f() { echo "f:$1"; }`, `f x`, "f:x"},
+		{"exported function", `g() { echo g; }; export -f g`, `bash -c g`, "g"},
+		{"function named like a builtin", `cd() { builtin cd "$@" && echo "in $PWD"; }`, `cd /`, "in /"},
+		{"alias", `alias ll='echo LL'`, `ll`, "LL"},
+		{"shopt", `shopt -s extglob nullglob`, `shopt -q extglob && shopt -q nullglob && echo on`, "on"},
+		{"shopt off", `shopt -u checkwinsize`, `shopt -q checkwinsize || echo off`, "off"},
+		{"extglob function", "shopt -s extglob\nh() { case $1 in @(a|b)) echo ab;; esac; }", `h b`, "ab"},
+		{"set -o", `set -o pipefail -o noclobber`, `[[ -o noclobber && -o pipefail ]] && echo on`, "on"},
+		{"set +o", `set +o braceexpand`, `echo {a,b}`, "{a,b}"},
+		{"errexit", `set -e`, `false; echo not-reached`, ""},
+		{"nounset", `set -u`, `echo $nope; echo not-reached`, "bash: line 1: nope: unbound variable"},
+		{"umask", `umask 027`, `umask`, "0027"},
+		{"cwd", `cd /tmp`, `pwd`, "/tmp"},
+		{"cwd with spaces and newline", `cd ` + quote(weird), `pwd`, weird},
+		{"OLDPWD", `cd / && cd /tmp`, `cd - >/dev/null; pwd`, "/"},
+		{"IFS", `IFS=:`, `x="a:b"; set -- $x; echo $#`, "2"},
+		{"PATH", `PATH=/nonexistent:$PATH`, `echo "${PATH%%:*}"`, "/nonexistent"},
+		{"exit status kept", `export FOO=e; exit 3`, `echo $FOO`, "e"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			if out, _, kept, w := shell(t, s, "s", c.set, Prelude{}, ""); !kept || w != "" {
+				t.Fatalf("set: kept %v, warning %q, output %q", kept, w, out)
+			}
+			out, _, _, _ := shell(t, s, "s", c.get, Prelude{}, "")
+			if got := strings.TrimSuffix(out, "\n"); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// What a session never keeps: bash's own dynamic variables, traps, agentbash's per-run variables.
+func TestNotKept(t *testing.T) {
+	s := newStore(t)
+	shell(t, s, "s", `trap 'echo trapped' INT; RANDOM=5; SECONDS=100; x=1`, Prelude{}, "")
+	l, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	for _, v := range l.state.Vars {
+		switch v.Name {
+		case "RANDOM", "SECONDS", "BASHPID", "PPID", "SHELLOPTS", "BASH_ENV", "PWD", "SHLVL", "_", "LINENO", "IFS", "OPTIND", "PS4":
+			t.Errorf("kept %s: %s", v.Name, v.Declare)
+		}
+	}
+	l.Release()
+	// A second command keeps nothing more: restoring the state sets no variable of its own (such as
+	// BASH_COMPAT, which restoring the compatNN options would set).
+	shell(t, s, "s", `true`, Prelude{}, "")
+	if l, err = s.Acquire(context.Background(), "s"); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if len(l.state.Vars) != 1 || l.state.Vars[0].Name != "x" {
+		t.Errorf("vars: %+v", l.state.Vars)
+	}
+	if strings.Contains(l.state.body(), "trap") {
+		t.Errorf("a trap is kept:\n%s", l.state.body())
+	}
+}
+
+// The command's line numbers are those of a run without a session (the prelude is BASH_ENV's, not the
+// command's), and nothing of the prelude or the dump shows in its output, xtrace on or not.
+func TestCommandUnchanged(t *testing.T) {
+	s := newStore(t)
+	shell(t, s, "s", `set -x; f() { :; }; alias a=b; X=1`, Prelude{}, "")
+	out, _, kept, _ := shell(t, s, "s", "echo $LINENO\n\nnosuchcommand_ab\necho $LINENO", Prelude{}, "")
+	want := "+ echo 1\n1\n+ nosuchcommand_ab\nbash: line 3: nosuchcommand_ab: command not found\n+ echo 4\n4\n"
+	if out != want || !kept {
+		t.Errorf("got %q (kept %v), want %q", out, kept, want)
+	}
+}
+
+// A command that defines functions named like the builtins the prelude and the dump use, aliases named
+// like keywords, a DEBUG trap and set -euo pipefail still has its state kept, and the next command works.
+func TestHostileCommand(t *testing.T) {
+	s := newStore(t)
+	set := `set -euo pipefail; shopt -s expand_aliases nocasematch
+builtin() { echo HIJACK-builtin; }; printf() { echo HIJACK-printf; }; declare() { echo HIJACK-declare; }
+read() { echo HIJACK-read; }; umask() { echo HIJACK-umask; }; shopt() { echo HIJACK-shopt; }
+alias if=echo for=echo while=echo case=echo
+trap 'echo DEBUG' DEBUG
+export KEEP=yes`
+	out, _, kept, w := shell(t, s, "s", set, Prelude{}, "")
+	if !kept || w != "" || strings.Contains(out, "HIJACK") || strings.Count(out, "DEBUG") > 3 {
+		t.Fatalf("kept %v, warning %q, output %q", kept, w, out)
+	}
+	out, _, kept, _ = shell(t, s, "s", `unalias if for while case; unset -f printf declare read; echo "$KEEP"`, Prelude{}, "")
+	if !kept || !strings.HasSuffix(out, "yes\n") || strings.Contains(out, "HIJACK") {
+		t.Errorf("kept %v, output %q", kept, out)
+	}
+}
+
+// A command that ends without the EXIT trap (exec, its own EXIT trap) keeps nothing and says so; a shell
+// killed by a signal keeps nothing (its state is not committed).
+func TestNotSaved(t *testing.T) {
+	for _, c := range []string{`export FOO=new; exec true`, `export FOO=new; trap 'true' EXIT`} {
+		s := newStore(t)
+		shell(t, s, "s", `export FOO=old`, Prelude{}, "")
+		_, _, kept, w := shell(t, s, "s", c, Prelude{}, "")
+		if kept || !strings.Contains(w, "EXIT trap") {
+			t.Errorf("%s: kept %v, warning %q", c, kept, w)
+		}
+		out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, "")
+		if out != "old\n" {
+			t.Errorf("%s: next command sees %q", c, out)
+		}
+	}
+	s := newStore(t)
+	shell(t, s, "s", `export FOO=old`, Prelude{}, "")
+	if _, _, kept, _ := shell(t, s, "s", `export FOO=new; kill -9 $$`, Prelude{}, ""); kept {
+		t.Error("a killed shell's state was kept")
+	}
+	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "old\n" {
+		t.Errorf("after a kill: %q", out)
+	}
+}
+
+// The request's explicit environment wins over the session's value for that command, and a command that
+// leaves it as given does not make it the session's.
+func TestExplicitEnvWins(t *testing.T) {
+	s := newStore(t)
+	shell(t, s, "s", `export FOO=session`, Prelude{}, "")
+	out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{Env: []string{"FOO=explicit"}}, "")
+	if out != "explicit\n" {
+		t.Errorf("explicit: %q", out)
+	}
+	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "session\n" {
+		t.Errorf("after: %q", out)
+	}
+	shell(t, s, "s", `FOO=changed`, Prelude{Env: []string{"FOO=explicit"}}, "")
+	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "changed\n" {
+		t.Errorf("changed by the command: %q", out)
+	}
+}
+
+// An explicit cwd wins, and the session's cwd becomes where the command ended.
+func TestExplicitCwd(t *testing.T) {
+	s := newStore(t)
+	dir := t.TempDir()
+	shell(t, s, "s", `cd /tmp`, Prelude{}, "")
+	if out, cwd, _, _ := shell(t, s, "s", `pwd`, Prelude{}, dir); out != dir+"\n" || cwd != dir {
+		t.Errorf("got %q, final %q", out, cwd)
+	}
+	if out, _, _, _ := shell(t, s, "s", `pwd`, Prelude{}, ""); out != dir+"\n" {
+		t.Errorf("next: %q", out)
+	}
+}
+
+// State files are private; a task's prelude empties itself once read.
+func TestFilesPrivate(t *testing.T) {
+	s := newStore(t)
+	shell(t, s, "s", `export SECRET=x`, Prelude{}, "")
+	l, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := l.Prelude(Prelude{Env: []string{"TOKEN=t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	if out, err := exec.Command("bash", "-c", `echo "$SECRET $TOKEN"`).CombinedOutput(); err != nil {
+		t.Fatal(err)
+	} else if string(out) != " \n" {
+		t.Fatalf("without BASH_ENV: %q", out)
+	}
+	cmd := exec.Command("bash", "-c", `echo "$SECRET $TOKEN"`)
+	cmd.Env = append(os.Environ(), "BASH_ENV="+task)
+	if out, _ := cmd.CombinedOutput(); string(out) != "x t\n" {
+		t.Errorf("task: %q", out)
+	}
+	if b, _ := os.ReadFile(task); len(b) != 0 {
+		t.Errorf("the task's prelude was not emptied: %q", b)
+	}
+	err = filepath.Walk(s.Dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s: mode %v", p, info.Mode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValid(t *testing.T) {
+	for _, n := range []string{"a", "A-1", "x.y_z", "0", strings.Repeat("n", 64)} {
+		if !Valid(n) {
+			t.Errorf("%q is a name", n)
+		}
+	}
+	for _, n := range []string{"", ".", "..", "../x", "a/b", "/etc", ".x", "-x", "a b", "é", "semi;colon", strings.Repeat("n", 65), "a\n"} {
+		if Valid(n) {
+			t.Errorf("%q is not a name", n)
+		}
+	}
+}
+
+// Acquire waits for the running command, in order, and a cancel ends the wait.
+func TestAcquireWaitsInOrder(t *testing.T) {
+	s := newStore(t)
+	first, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []int
+	done := make(chan int, 3)
+	tickets := make([]*Ticket, 3)
+	for i := range tickets {
+		if tickets[i], err = s.Enqueue("s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for i, tk := range tickets {
+		c := context.Background()
+		if i == 1 {
+			c = ctx
+		}
+		go func() {
+			l, err := tk.Acquire(c)
+			if err != nil {
+				done <- -i - 1
+				return
+			}
+			done <- i
+			l.Release()
+		}()
+	}
+	cancel()
+	if got := <-done; got != -2 {
+		t.Fatalf("the cancelled waiter: %d", got)
+	}
+	first.Release()
+	order = append(order, <-done, <-done)
+	if order[0] != 0 || order[1] != 2 {
+		t.Errorf("order %v", order)
+	}
+	// Across processes (a flock taken by another open file): a cancel ends the wait too.
+	f, err := os.OpenFile(filepath.Join(s.Dir, "s", lockFile), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Acquire(ctx, "s"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("held by another: %v", err)
+	}
+}
+
+func TestListShowRemove(t *testing.T) {
+	s := newStore(t)
+	if l, err := s.List(); err != nil || len(l) != 0 {
+		t.Fatalf("empty store: %v %v", l, err)
+	}
+	shell(t, s, "b", `cd /tmp; export SECRET=s3cr3t; f() { :; }; alias a=b`, Prelude{}, "")
+	shell(t, s, "a", `true`, Prelude{}, "/")
+	list, err := s.List()
+	if err != nil || len(list) != 2 || list[0].Name != "a" || list[1].Name != "b" || list[1].Cwd != "/tmp" {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	info, err := s.Show("b", false)
+	if err != nil || info.Values != "" || strings.Join(info.Variables, ",") != "OLDPWD,SECRET" ||
+		strings.Join(info.Exported, ",") != "OLDPWD,SECRET" || strings.Join(info.Functions, ",") != "f" || strings.Join(info.Aliases, ",") != "a" {
+		t.Fatalf("show %+v %v", info, err)
+	}
+	if info, _ := s.Show("b", true); !strings.Contains(info.Values, "s3cr3t") {
+		t.Errorf("show --values: %q", info.Values)
+	}
+	if _, err := s.Show("nosuch", false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("show nosuch: %v", err)
+	}
+	// rm waits for a running command, then gives up.
+	l, err := s.Acquire(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove("b", 20*time.Millisecond); !errors.Is(err, ErrBusy) {
+		t.Errorf("rm while busy: %v", err)
+	}
+	l.Release()
+	if err := s.Remove("b", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "b")); !os.IsNotExist(err) {
+		t.Errorf("still there: %v", err)
+	}
+	if err := s.Remove("b", time.Second); !errors.Is(err, ErrNotFound) {
+		t.Errorf("rm twice: %v", err)
+	}
+	if err := s.Remove("../x", time.Second); !errors.Is(err, ErrBadName) {
+		t.Errorf("rm ../x: %v", err)
+	}
+	if out, _, _, _ := shell(t, s, "b", `echo "[${SECRET-unset}]"`, Prelude{}, "/"); out != "[unset]\n" {
+		t.Errorf("after rm: %q", out)
+	}
+}
+
+func TestIsIdentifierAndUmask(t *testing.T) {
+	for s, want := range map[string]bool{"a": true, "_x9": true, "A_B": true, "": false, "9a": false, "a-b": false, "é": false, "a b": false} {
+		if isIdentifier(s) != want {
+			t.Errorf("isIdentifier(%q) = %v", s, !want)
+		}
+	}
+	for s, want := range map[string]bool{"0022": true, "022": true, "0778": false, "22": false, "00022": false, "": false} {
+		if isUmask(s) != want {
+			t.Errorf("isUmask(%q) = %v", s, !want)
+		}
+	}
+}

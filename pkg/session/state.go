@@ -1,0 +1,536 @@
+package session
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// State is what a session keeps between commands (SPEC §7.1). Variables and functions are kept as bash
+// prints them (`declare -p`, `declare -f`), so restoring them is bash's own re-input format.
+type State struct {
+	Cwd   string `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)
+	Umask string `json:"umask,omitempty"` // octal, as `umask` prints it
+	// Shell options: the `set -o` and `shopt` options that are on and those that are off.
+	SetOn    []string `json:"setOn,omitempty"`
+	SetOff   []string `json:"setOff,omitempty"`
+	ShoptOn  []string `json:"shoptOn,omitempty"`
+	ShoptOff []string `json:"shoptOff,omitempty"`
+	// Vars are the variables that differ from the environment the shell started with; Unset the
+	// inherited ones the session removed.
+	Vars  []Var    `json:"vars,omitempty"`
+	Unset []string `json:"unset,omitempty"`
+	// Functions is `declare -f`'s text; FunctionNames and ExportedFunctions name them.
+	Functions         string   `json:"functions,omitempty"`
+	FunctionNames     []string `json:"functionNames,omitempty"`
+	ExportedFunctions []string `json:"exportedFunctions,omitempty"`
+	Aliases           []Alias  `json:"aliases,omitempty"`
+}
+
+// Var is one variable: its name and `declare -p`'s line(s) for it (`declare -x FOO="bar"`).
+type Var struct {
+	Name    string `json:"name"`
+	Declare string `json:"declare"`
+}
+
+// flags are the attribute letters of the declare line (`x`, `r`, `a` …), "" for none (`declare --`).
+func (v Var) flags() string {
+	rest, _ := strings.CutPrefix(v.Declare, "declare -")
+	f, _, _ := strings.Cut(rest, " ")
+	if f == "-" {
+		return ""
+	}
+	return f
+}
+
+func (v Var) exported() bool { return strings.Contains(v.flags(), "x") }
+
+// Alias is one alias.
+type Alias struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Options that are the shell's own condition rather than a choice a later command should inherit, or
+// that would stop it from running: they are never restored.
+var (
+	skipSet   = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged"}
+	skipShopt = []string{"login_shell", "restricted_shell"}
+)
+
+// isIdentifier reports whether s is a name a shell variable can have: `[A-Za-z_][A-Za-z0-9_]*`.
+func isIdentifier(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !alnum(c) && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// isUmask reports whether s is what `umask` prints: 3 or 4 octal digits.
+func isUmask(s string) bool {
+	return (len(s) == 3 || len(s) == 4) && strings.Trim(s, "01234567") == ""
+}
+
+// errNoDump, errHalfDump: why a command's state could not be kept.
+var (
+	errNoDump   = errors.New("the shell ended without running agentbash's EXIT trap")
+	errHalfDump = errors.New("the shell's state dump was cut short")
+)
+
+// parseDump reads what the EXIT trap wrote (see [dumpScript]): NUL-separated records, a tag then its
+// field, ending with E. The variables kept are those that differ from the shell's initial environment
+// (set or changed by this command or an earlier one, or no longer exported), but for bash's own and
+// agentbash's per-run ones; an inherited variable that is gone is kept as unset. prev is the state the
+// command started from and explicit the names of the request's explicit environment: one the command
+// left as the request set it keeps the session's own entry for it (the request's value was for this
+// command only).
+func parseDump(data []byte, prev *State, explicit []string) (State, error) {
+	if len(data) == 0 {
+		return State{}, errNoDump
+	}
+	fields := bytes.Split(data, []byte{0})
+	var st State
+	var setOn, shoptOn, setNames, shoptNames []string
+	var pwd, logical, decls, aliases string
+	environ := map[string]string{}
+	i := 0
+	next := func() (string, bool) {
+		if i >= len(fields) {
+			return "", false
+		}
+		i++
+		return string(fields[i-1]), true
+	}
+	for {
+		tag, ok := next()
+		if !ok {
+			return State{}, errHalfDump
+		}
+		if tag == "E" {
+			break
+		}
+		a, ok := next()
+		if !ok {
+			return State{}, errHalfDump
+		}
+		switch tag {
+		case "O": // SHELLOPTS when the command ended: the set -o options that were on
+			setOn = strings.Split(a, ":")
+		case "B": // BASHOPTS: the shopt options that were on
+			shoptOn = strings.Split(a, ":")
+		case "N": // the initial environment: a count, then the entries
+			n, err := strconv.Atoi(a)
+			if err != nil || n < 0 || n > len(fields)-i {
+				return State{}, errHalfDump
+			}
+			for _, kv := range fields[i : i+n] {
+				if k, v, ok := strings.Cut(string(kv), "="); ok {
+					environ[k] = v
+				}
+			}
+			i += n
+		case "M":
+			if u := strings.TrimSpace(a); isUmask(u) {
+				st.Umask = u
+			}
+		case "P": // `set +o`: every set -o option's name
+			setNames = optionNames(a, "set")
+		case "S": // `shopt -p`: every shopt option's name
+			shoptNames = optionNames(a, "shopt")
+		case "C": // `pwd`
+			pwd = strings.TrimSuffix(a, "\n")
+		case "D": // $PWD, when pwd could not say (the directory was removed)
+			logical = a
+		case "V":
+			decls = a
+		case "F":
+			st.Functions = strings.TrimSuffix(a, "\n")
+		case "G": // `declare -F`: `declare -f NAME` or `declare -fx NAME` lines
+			for _, l := range strings.Split(a, "\n") {
+				flags, name, ok := strings.Cut(strings.TrimPrefix(l, "declare "), " ")
+				if !ok {
+					continue
+				}
+				st.FunctionNames = append(st.FunctionNames, name)
+				if strings.Contains(flags, "x") {
+					st.ExportedFunctions = append(st.ExportedFunctions, name)
+				}
+			}
+		case "L":
+			aliases = a
+		default:
+			return State{}, fmt.Errorf("state dump: unknown record %q", tag)
+		}
+	}
+	st.Cwd = cmp.Or(pwd, logical)
+	for _, n := range setNames {
+		if !slices.Contains(skipSet, n) {
+			if slices.Contains(setOn, n) {
+				st.SetOn = append(st.SetOn, n)
+			} else {
+				st.SetOff = append(st.SetOff, n)
+			}
+		}
+	}
+	for _, n := range shoptNames {
+		// compatNN options are kept through BASH_COMPAT, which setting one of them sets.
+		if !slices.Contains(skipShopt, n) && !strings.HasPrefix(n, "compat") {
+			if slices.Contains(shoptOn, n) {
+				st.ShoptOn = append(st.ShoptOn, n)
+			} else {
+				st.ShoptOff = append(st.ShoptOff, n)
+			}
+		}
+	}
+	vars, err := parseDeclares(decls)
+	if err != nil {
+		return State{}, err
+	}
+	set := map[string]bool{}
+	for _, v := range vars {
+		set[v.Name] = true
+		if isExcluded(v.Name) || v.scalar && defaults[v.Name] != "" && defaults[v.Name] == v.value {
+			continue
+		}
+		if inherited, ok := environ[v.Name]; ok && v.flags == "x" && v.scalar && v.value == inherited {
+			if slices.Contains(explicit, v.Name) && prev != nil {
+				st.keep(prev, v.Name)
+			}
+			continue // as inherited
+		}
+		st.Vars = append(st.Vars, v.Var)
+	}
+	for _, k := range slices.Sorted(maps.Keys(environ)) {
+		if isIdentifier(k) && !isExcluded(k) && !set[k] {
+			st.Unset = append(st.Unset, k)
+		}
+	}
+	if st.Aliases, err = parseAliases(aliases); err != nil {
+		return State{}, err
+	}
+	return st, nil
+}
+
+// keep copies prev's entry for variable name (its value, or its being unset) into st.
+func (st *State) keep(prev *State, name string) {
+	if j := slices.IndexFunc(prev.Vars, func(v Var) bool { return v.Name == name }); j >= 0 {
+		st.Vars = append(st.Vars, prev.Vars[j])
+	}
+	if slices.Contains(prev.Unset, name) {
+		st.Unset = append(st.Unset, name)
+	}
+}
+
+// declared is a variable as `declare -p` printed it.
+type declared struct {
+	Var
+	flags  string // the attribute letters, "" for none
+	scalar bool   // a plain value (not an array, not declared without one)
+	value  string // a scalar's value
+}
+
+// parseDeclares reads `declare -p`'s output (bash's own re-input format) with a real shell parser: one
+// statement per variable, kept as its text.
+func parseDeclares(text string) ([]declared, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return nil, fmt.Errorf("state dump: the variables: %w", err)
+	}
+	var out []declared
+	for _, stmt := range f.Stmts {
+		dc, ok := stmt.Cmd.(*syntax.DeclClause)
+		if !ok || dc.Variant.Value != "declare" {
+			continue
+		}
+		var d declared
+		for _, a := range dc.Args {
+			if a.Naked && a.Name == nil && a.Value != nil {
+				if flag, err := expand.Literal(nil, a.Value); err == nil && strings.HasPrefix(flag, "-") {
+					d.flags += strings.TrimLeft(flag, "-")
+				}
+				continue
+			}
+			if a.Name == nil {
+				continue
+			}
+			d.Name = a.Name.Value
+			if a.Array == nil && !a.Naked {
+				d.scalar = true
+				if d.value, err = expand.Literal(nil, a.Value); err != nil {
+					return nil, fmt.Errorf("state dump: variable %s: %w", d.Name, err)
+				}
+			}
+		}
+		if !isIdentifier(d.Name) {
+			continue
+		}
+		d.Declare = text[stmt.Pos().Offset():stmt.End().Offset()]
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// parseAliases reads `alias -p`'s output: `alias NAME='VALUE'` lines.
+func parseAliases(text string) ([]Alias, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
+	if err != nil {
+		return nil, fmt.Errorf("state dump: the aliases: %w", err)
+	}
+	var out []Alias
+	for _, stmt := range f.Stmts {
+		call, ok := stmt.Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) != 2 || call.Args[0].Lit() != "alias" {
+			continue
+		}
+		def, err := expand.Literal(nil, call.Args[1])
+		if err != nil {
+			return nil, fmt.Errorf("state dump: an alias: %w", err)
+		}
+		if name, value, ok := strings.Cut(def, "="); ok {
+			out = append(out, Alias{Name: name, Value: value})
+		}
+	}
+	return out, nil
+}
+
+// optionNames takes the option names from `set +o` / `shopt -p` lines (`set -o errexit`, `shopt -u extglob`).
+func optionNames(text, command string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == command {
+			out = append(out, f[2])
+		}
+	}
+	return out
+}
+
+// quote is s as one bash word.
+func quote(s string) string {
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil { // a NUL byte, which no bash string holds
+		return "''"
+	}
+	return q
+}
+
+// body is the shell text that restores st, but for the `set -o` options (see [State.setLine]): shopt
+// options first (a function using extglob patterns only parses once extglob is on), variables, the
+// inherited variables the session unset, the umask; then the functions, read with alias expansion off
+// (declare -f printed them with their aliases already expanded), and the aliases. Every builtin is
+// called as `\builtin`, so no function or alias the state defines can change the rest. Each part is a
+// `{ … } 2>/dev/null` group: a restore that fails (a read-only variable set again) says nothing.
+func (st *State) body() string {
+	var b strings.Builder
+	b.WriteString("\\builtin shopt -u expand_aliases\n{\n")
+	// expand_aliases stays off until the prelude's last line (see [State.setLine]).
+	notAliases := func(n string) bool { return n == "expand_aliases" }
+	if on := slices.DeleteFunc(slices.Clone(st.ShoptOn), notAliases); len(on) > 0 {
+		b.WriteString("\\builtin shopt -s " + strings.Join(on, " ") + "\n")
+	}
+	if off := slices.DeleteFunc(slices.Clone(st.ShoptOff), notAliases); len(off) > 0 {
+		b.WriteString("\\builtin shopt -u " + strings.Join(off, " ") + "\n")
+	}
+	for _, v := range st.Vars {
+		b.WriteString(v.Declare + "\n") // `declare`, not `\builtin declare`: only the keyword takes a=(…)
+		if !v.exported() {
+			b.WriteString("\\builtin declare +x -- " + v.Name + "\n") // inherited, then unexported
+		}
+	}
+	for _, n := range st.Unset {
+		b.WriteString("\\builtin unset -v -- " + n + "\n")
+	}
+	if st.Umask != "" {
+		b.WriteString("\\builtin umask " + st.Umask + "\n")
+	}
+	b.WriteString("} 2>/dev/null\n")
+	if st.Functions != "" {
+		b.WriteString("{\n" + st.Functions + "\n} 2>/dev/null\n")
+	}
+	if len(st.ExportedFunctions)+len(st.Aliases) > 0 {
+		b.WriteString("{\n")
+		for _, f := range st.ExportedFunctions {
+			b.WriteString("\\builtin export -f -- " + quote(f) + "\n")
+		}
+		for _, a := range st.Aliases {
+			b.WriteString("\\builtin alias -- " + quote(a.Name+"="+a.Value) + "\n")
+		}
+		b.WriteString("} 2>/dev/null\n")
+	}
+	return b.String()
+}
+
+// setLine restores expand_aliases (when the state had it on, or there is no state: session shells
+// expand aliases) and, unless later, the `set -o` options. It is the prelude's last command, so
+// errexit, nounset or xtrace the session turned on apply to the command and to nothing of the prelude.
+// nil st: a new session.
+func (st *State) setLine(later bool) string {
+	words := []string{}
+	if st == nil || slices.Contains(st.ShoptOn, "expand_aliases") {
+		words = append(words, "\\builtin shopt -s expand_aliases;")
+	}
+	if set := st.setOptions(); set != "" && !later {
+		words = append(words, set+";")
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return "{ " + strings.Join(words, " ") + " } 2>/dev/null\n"
+}
+
+// setOptions is the `set` command that restores the `set -o` options, "" for none.
+func (st *State) setOptions() string {
+	if st == nil || len(st.SetOn)+len(st.SetOff) == 0 {
+		return ""
+	}
+	set := []string{"\\builtin set"}
+	for _, n := range st.SetOff {
+		set = append(set, "+o", n)
+	}
+	for _, n := range st.SetOn {
+		set = append(set, "-o", n)
+	}
+	return strings.Join(set, " ")
+}
+
+// OptionsPrefix is shell text that restores the session's `set -o` options, to put before a command
+// on its first line (`PREFIX COMMAND`, as shell.prefix is) when the prelude left them out
+// ([Prelude].OptionsInCommand); "" when there are none.
+func (l *Lease) OptionsPrefix() string {
+	if set := l.state.setOptions(); set != "" {
+		return "{ " + set + "; } 2>/dev/null;"
+	}
+	return ""
+}
+
+// Prelude is how one command enters its session.
+type Prelude struct {
+	// Env is the request's explicit environment as KEY=VALUE layers (later wins): shell.env, --env, the
+	// request's own. It is set again after the state, so it wins over the session's values.
+	Env []string
+	// BashEnv is the file BASH_ENV would name without the session ("" for none): agentbash's snapshot of
+	// ~/.bashrc, or the user's own file. The prelude sources it first.
+	BashEnv string
+	// KeepBashEnv leaves BASH_ENV set to BashEnv in the command's environment, as it is without a
+	// session for a user's own BASH_ENV (the snapshot unsets it).
+	KeepBashEnv bool
+	// Capture sets the EXIT trap that saves what the command leaves, for [Lease.Commit]. Tasks do not
+	// capture: they never write the session back.
+	Capture bool
+	// OptionsInCommand leaves the `set -o` options out of the prelude, for [Lease.OptionsPrefix] to
+	// restore on the command's first line: for a command that reaches the shell through pkg/run's loader
+	// (too long for one argument), which must run without the session's errexit or xtrace.
+	OptionsInCommand bool
+}
+
+// Prelude writes the file the command's shell sources through BASH_ENV and returns its path: the
+// user's BASH_ENV (the snapshot), the session's state, the explicit environment, the EXIT trap that dumps
+// the state (when p.Capture), and last the `set -o` options. Bash reads a sourced file whole before it
+// runs any of it, so a task's prelude empties itself at once (its secrets do not stay on disk after the
+// start, and no lease waits for it).
+func (l *Lease) Prelude(p Prelude) (string, error) {
+	id := nonce()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# agentbash session %s: the state its last command left, this command's environment", l.Name)
+	path := filepath.Join(l.dir, taskPrefix+id+".sh")
+	if p.Capture {
+		path = filepath.Join(l.dir, runPrefix+id+".sh")
+		l.dump = filepath.Join(l.dir, dumpPrefix+id)
+		b.WriteString(", and the EXIT trap that saves what it leaves")
+		// Made here, 0600, so the trap's `>|` writes into a private file whatever the command's umask.
+		if err := os.WriteFile(l.dump, nil, 0o600); err != nil {
+			return "", fmt.Errorf("session %s: %w", l.Name, err)
+		}
+	}
+	b.WriteString(".\n")
+	if !p.Capture {
+		b.WriteString("{ \\builtin : >| " + quote(path) + "; } 2>/dev/null\n")
+	}
+	b.WriteString("\\builtin unset BASH_ENV\n")
+	if p.BashEnv != "" {
+		if p.KeepBashEnv {
+			b.WriteString("\\builtin export BASH_ENV=" + quote(p.BashEnv) + "\n")
+		}
+		b.WriteString("\\builtin source -- " + quote(p.BashEnv) + "\n")
+	}
+	if l.state != nil {
+		b.WriteString(l.state.body())
+	}
+	var explicit []string
+	if len(p.Env) > 0 {
+		b.WriteString("{\n")
+		for _, kv := range p.Env {
+			if k, _, ok := strings.Cut(kv, "="); ok && isIdentifier(k) {
+				b.WriteString("\\builtin export -- " + quote(kv) + "\n")
+				if !slices.Contains(explicit, k) {
+					explicit = append(explicit, k)
+				}
+			}
+		}
+		b.WriteString("} 2>/dev/null\n")
+	}
+	if p.Capture {
+		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
+		l.explicit = explicit
+	}
+	b.WriteString(l.state.setLine(p.OptionsInCommand))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return "", fmt.Errorf("session %s: %w", l.Name, err)
+	}
+	if p.Capture {
+		l.prelude = path
+	}
+	return path, nil
+}
+
+// Commit keeps what the command left as the session's state when it ended by itself (status exited,
+// whatever its exit code): finalCwd is then where it ended and kept is true. A command that timed out,
+// was cancelled or killed leaves the state as it was (nothing is read). A command that ended by itself
+// but whose shell never ran the EXIT trap (it set one of its own, or ran exec) also leaves it, and
+// warning says so. err is a state that could not be written.
+func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning string, err error) {
+	if !endedByItself || l.dump == "" {
+		return "", false, "", nil
+	}
+	data, err := os.ReadFile(l.dump)
+	if err != nil {
+		return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
+	}
+	st, err := parseDump(data, l.state, l.explicit)
+	if errors.Is(err, errNoDump) {
+		return "", false, fmt.Sprintf(NotSavedWarning, l.Name), nil
+	}
+	if err != nil {
+		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
+	}
+	out, err := json.Marshal(stored{Name: l.Name, State: st})
+	if err == nil {
+		err = writeFile(filepath.Join(l.dir, stateFile), out)
+	}
+	if err != nil {
+		return "", false, "", fmt.Errorf("session %s: save the state: %w", l.Name, err)
+	}
+	l.state, l.Cwd = &st, st.Cwd
+	return st.Cwd, true, "", nil
+}
+
+// NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
+// the session's state (%s: the session's name).
+const NotSavedWarning = "session %s: the state was not saved: the shell ended without running agentbash's " +
+	"EXIT trap (the command set an EXIT trap of its own, or ran exec); the session keeps the state it had"
