@@ -73,7 +73,11 @@ func withSession(req Request, res result.Result) result.Result {
 // dump Commit keeps; a task does not capture. The lease is nil when p is settled already (done); else the
 // caller releases it.
 func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *float64, capture bool) (prepared, *session.Lease) {
-	lease, err := r.acquire(ctx, req)
+	acquire := r.acquire
+	if !capture {
+		acquire = r.peek // a task: it never writes the state back, so it never waits behind a command
+	}
+	lease, err := acquire(ctx, req)
 	if err != nil {
 		return r.notRun(ctx, req, err), nil
 	}
@@ -105,6 +109,17 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 	}
 	p.rr.Env = append(p.rr.Env, "BASH_ENV="+path) // last: it wins over every layer
 	return p, lease
+}
+
+// peek reads req's session's state without its lock (a task's start).
+func (r *Runner) peek(_ context.Context, req Request) (*session.Lease, error) {
+	if req.Ticket != nil {
+		req.Ticket.Cancel()
+	}
+	if !session.Valid(req.Session) {
+		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
+	}
+	return r.sessions().Peek(req.Session)
 }
 
 // acquire takes the lock of req's session through its ticket, or a new place in the queue.

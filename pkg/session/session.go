@@ -96,6 +96,25 @@ func (s Store) Acquire(ctx context.Context, name string) (*Lease, error) {
 	return t.Acquire(ctx)
 }
 
+// Peek returns session name's kept state without its lock or a place in its queue, for a command that
+// starts from the state but never writes it back (a task, SPEC §8): it must not wait behind a running
+// command of the session. The state file is replaced whole by a rename, so what Peek reads is one
+// command's state, never half of one. The Lease must be released (it removes its prelude).
+func (s Store) Peek(name string) (*Lease, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
+	}
+	dir := s.path(name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session %s: %w", name, err)
+	}
+	l := &Lease{Name: name, store: s, dir: dir}
+	if err := l.load(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 // Enqueue takes a place in this process's queue for session name without waiting: requests that must
 // run in the order they arrived (rpc) enqueue as they are read, then wait in [Ticket.Acquire]. The
 // ticket must be acquired or cancelled.
@@ -314,8 +333,10 @@ func (l *Lease) Release() {
 			_ = os.Remove(p)
 		}
 	}
-	now := time.Now()
-	_ = os.Chtimes(filepath.Join(l.dir, lockFile), now, now)
+	if l.lock != nil {
+		now := time.Now()
+		_ = os.Chtimes(filepath.Join(l.dir, lockFile), now, now)
+	}
 	l.unlock()
 	if l.key != "" {
 		passTurn(l.key)
@@ -323,6 +344,9 @@ func (l *Lease) Release() {
 }
 
 func (l *Lease) unlock() {
+	if l.lock == nil {
+		return // a Peek
+	}
 	_ = unix.Flock(int(l.lock.Fd()), unix.LOCK_UN)
 	l.lock.Close()
 }
