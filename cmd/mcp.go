@@ -94,6 +94,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Tasks:       taskStoreOf(cfg),
 		MaxLifetime: cfg.Tasks.MaxLifetime,
 		MaxBytes:    cfg.MaxBytes,
+		Timeout:     cfg.Timeout,
 		KillWait:    killLimit(cfg),
 		Session:     name,
 		NoSession:   noSession,

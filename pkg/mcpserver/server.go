@@ -35,6 +35,7 @@ type Options struct {
 	Tasks       tasks.Store // where background tasks are recorded
 	MaxLifetime float64     // tasks.maxLifetime of a task started here, seconds; 0 is none
 	MaxBytes    int         // bytes a bash_output read shows at most; 0 is the default 51200
+	Timeout     float64     // the bash tool's default timeout, seconds, as the descriptions tell it; 0 is 300
 	// KillWait is how long bash_kill waits for a task to end after its signal (the kill grace and the
 	// sweeps); 0 is 13 s.
 	KillWait time.Duration

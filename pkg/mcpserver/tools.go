@@ -22,7 +22,7 @@ import (
 type BashArgs struct {
 	Command string   `json:"command" jsonschema:"the shell command to run, as you would type it into bash (pipes, &&, heredocs and multi-line scripts work)"`
 	Cwd     string   `json:"cwd,omitempty" jsonschema:"the directory to run it in (absolute, or ~/…); by default where the previous command of this connection ended"`
-	Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (1 to 3600; default 300). For run_in_background: the task's own limit (default none)"`
+	Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (1 to 3600; values outside are clamped; default the server's, see the tool's description). For run_in_background: the task's own limit (default none)"`
 	Head    *int     `json:"head,omitempty" jsonschema:"show only the first N lines of the output (the full output is kept in the artifact file)"`
 	Tail    *int     `json:"tail,omitempty" jsonschema:"show only the last N lines of the output (the full output is kept in the artifact file)"`
 	// RunInBackground starts the command as a task (SPEC §8).
@@ -58,11 +58,11 @@ const bashDescription = `Run a shell command with bash and get its output (stdou
 The command's stdin is empty: nothing may wait for input, and pagers and prompts are off.
 
 Results:
-- The text is the output, then, when the command failed, a status line ("Command exited with code 2", "Command killed by signal SIGSEGV", or a first line "[Command timed out after 300 seconds]"). A non-zero exit is reported in the result, with isError set and structuredContent.exitCode; it is not a failure of this tool: read the output to see what went wrong.
-- Long output is cut to its last 50 KB (or to the lines head/tail choose; a trailing "| tail -20" or "| head -5" in the command is taken the same way) and ends with a notice such as "[Showing lines 2001-3000 of 3000 (50.0KB limit). Full: artifact://17]". The whole output is in the file structuredContent.artifactPath: grep or read that file instead of running the command again.
+- The text is the output, then, when the command failed, a status line ("Command exited with code 2", "Command killed by signal SIGSEGV", or a first line "[Command timed out after %[2]s seconds]"; the default timeout is %[2]s seconds). A non-zero exit is reported in the result, with isError set and structuredContent.exitCode; it is not a failure of this tool: read the output to see what went wrong.
+- Long output is cut to its last 50 KB (or to the lines head/tail choose; a trailing "| tail -20" or "| head -5" in the command is taken the same way) and ends with a notice such as "[Showing lines 2001-3000 of 3000 (50.0KB limit). Full: artifact://17]". The whole output is in the file structuredContent.artifactPath, which a later command also finds as "$ARTIFACTS/17.log" (17 the id in the notice): grep or read that file (grep -n error "$ARTIFACTS/17.log") instead of running the command again.
 - On a timeout the command and everything it started are killed; you still get what it printed.
 
-%s
+%[1]s
 
 Background tasks: for a command that does not end by itself or runs for minutes (a dev server, a watcher, a long build or test run), set run_in_background: it returns at once with "Started task 7 (pid 4242): …" and structuredContent.taskId, and the command keeps running after this call (it has no timeout unless you give one). Read what it prints with bash_output, stop it with bash_kill, list tasks with bash_tasks. Or set yield_seconds: the command runs as usual, but if it is still running after that many seconds it goes on as a task and you get what it printed so far.`
 
@@ -87,7 +87,7 @@ func (s *Server) addTools() {
 	yes := true
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name: "bash", Title: "Run a shell command",
-		Description: fmt.Sprintf(bashDescription, session),
+		Description: fmt.Sprintf(bashDescription, session, result.FormatSeconds(s.timeout())),
 		InputSchema: schema[BashArgs](map[string]float64{"timeout": 0, "head": 0, "tail": 0, "yield_seconds": 0}),
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
 	}, s.bash)
@@ -109,6 +109,15 @@ func (s *Server) addTools() {
 		InputSchema: schema[TasksArgs](nil),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.tasks)
+}
+
+// timeout is the default timeout of a bash call, seconds.
+func (s *Server) timeout() float64 {
+	if s.o.Timeout > 0 {
+		t, _ := pipeline.ClampTimeout(s.o.Timeout)
+		return t
+	}
+	return pipeline.DefaultTimeout
 }
 
 // schema is the input schema of T (jsonschema-go: fields without omitempty are required, no other
