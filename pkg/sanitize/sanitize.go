@@ -162,19 +162,24 @@ func (z *State) Write(p []byte) {
 			}
 			continue
 		}
-		// Fast path: the longest run of bytes that pass unchanged.
-		j := i + plainRun(p[i:])
-		if j > i {
-			z.emit(p[i:j])
-			i = j
-			continue
-		}
 		c := p[i]
+		if c >= utf8.RuneSelf || plain[c] {
+			// Fast path: the longest run of bytes that pass unchanged.
+			if j := i + plainRun(p[i:]); j > i {
+				z.emit(p[i:j])
+				i = j
+				continue
+			}
+		}
 		i++
 		switch {
 		case c == '\r':
 			z.crPending = true
 		case c == 0x1b:
+			if n := z.csi(p[i:]); n > 0 {
+				i += n // a whole CSI sequence in p: skipped at once
+				continue
+			}
 			z.state, z.seqN, z.seqLen = stEsc, 1, 0
 		case c < utf8.RuneSelf:
 			// other C0 control or DEL: removed
@@ -194,26 +199,34 @@ const (
 // plainRun returns the length of the longest prefix of p that passes unchanged: printable ASCII, tab,
 // newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at eight bytes at a time.
 func plainRun(p []byte) int {
-	j, ascii := 0, 0 // ascii: plain ASCII bytes in a row
+	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at the next eight at once
 	for j < len(p) {
+		if ascii == 8 {
+			ascii = 0
+			for j+8 <= len(p) {
+				if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
+					j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
+					if p[j] < utf8.RuneSelf {
+						return j // a control, DEL, ESC or CR
+					}
+					goto other
+				}
+				j += 8
+			}
+			if j == len(p) {
+				break
+			}
+		}
 		if c := p[j]; c < utf8.RuneSelf {
 			if !plain[c] {
 				return j
 			}
 			j++
-			if ascii++; ascii == 8 { // a long stretch of ASCII: on eight bytes at a time
-				ascii = 0
-				for j+8 <= len(p) {
-					if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
-						j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
-						break
-					}
-					j += 8
-				}
-			}
+			ascii++
 			continue
 		}
-		ascii = 0
+	other:
+		ascii = 0 // after other characters, ASCII is read byte by byte until eight in a row
 		r, size := utf8.DecodeRune(p[j:])
 		if size == 1 || r < 0xa0 {
 			return j // invalid, incomplete, or a C1 control: slow path
@@ -236,6 +249,25 @@ func attention(w uint64) uint64 {
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
 func byteIs(w uint64, c byte) uint64 {
 	return ^(((w ^ uint64(c)*lanes1) | lanes80) - lanes1) & lanes80
+}
+
+// csi returns the length of a complete CSI sequence after an ESC at the start of p ('[', parameter and
+// intermediate bytes 0x20–0x3F, a final byte 0x40–0x7E) that is within the escape bound, or 0 when p
+// does not hold one: the state machine then takes the sequence byte by byte, with the same result.
+func (z *State) csi(p []byte) int {
+	if len(p) < 2 || p[0] != '[' {
+		return 0
+	}
+	for k := 1; k < len(p) && k+1 < z.escMax; k++ { // ESC + p[:k+1] is k+2 bytes long
+		switch c := p[k]; {
+		case c >= 0x20 && c <= 0x3f:
+		case c >= 0x40 && c <= 0x7e:
+			return k + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // lead starts a multi-byte character at c (not ASCII).

@@ -83,6 +83,12 @@ var Cases = []Case{
 	{"tab and newline inside words", []string{"abcdefg\thijklmn\nopqrstu\tv\n"}, "abcdefg\thijklmn\nopqrstu\tv\n"},
 	{"character after a long ASCII run", []string{"abcdefghijklmnop\xc3\xa9qrstuvwxyz\xc2\x9b!"}, "abcdefghijklmnopéqrstuvwxyz!"},
 	// Small pieces are batched; a CR discards from the batch, or tells the sink when the run began earlier.
+	// A CSI sequence that one write holds whole is skipped at once; the bounds are the same.
+	{"CSI at the escape bound", []string{"a\x1b[" + strings.Repeat("1", sanitize.MaxEscapeBytes-3) + "mb"}, "ab"},
+	{"CSI one over the escape bound", []string{"a\x1b[" + strings.Repeat("1", sanitize.MaxEscapeBytes-2) + "mb"}, "a[" + strings.Repeat("1", sanitize.MaxEscapeBytes-2) + "mb"},
+	{"CSI with intermediates", []string{"a\x1b[ q\x1b[?1;2$pb\x1b[>c"}, "ab"},
+	{"CSI cut by DEL", []string{"a\x1b[1\x7fmb"}, "a[1mb"},
+	{"CSI cut by a character", []string{"a\x1b[1éb"}, "a[1éb"},
 	{"CR discard inside one write", []string{"\x1b[32m 10%\x1b[0m [=   ]\r\x1b[32m100%\x1b[0m [====]\r\n"}, "100% [====]\n"},
 	{"CR discard of a run from an earlier write", []string{"\x1b[1mstep\x1b[0m 1", "\x1b[1m/3\x1b[0m\rstep 2/3\rdone\n"}, "done\n"},
 	{"CR discard of a long piece", []string{strings.Repeat("=", 300) + "\x1b[K\r" + strings.Repeat("#", 5000) + "\x1b[0m\rok\n"}, "ok\n"},
@@ -113,9 +119,10 @@ var Seeds = []string{
 }
 
 // Inputs are 32 KiB chunks of typical output, by kind: plain, ansi (colours and hyperlinks), utf8,
-// progress (CR redraws), for benchmarks.
+// progress (CR redraws), colour (coloured CRLF lines with progress-bar CRs, as bench/run.sh makes), for
+// benchmarks.
 func Inputs() map[string][]byte {
-	var plain, ansi, utf, progress bytes.Buffer
+	var plain, ansi, utf, progress, colour bytes.Buffer
 	for i := 0; plain.Len() < 32<<10; i++ {
 		fmt.Fprintf(&plain, "src/pkg/file%d.go:%d: some compiler message about line %d\n", i%97, i, i*7)
 	}
@@ -128,7 +135,11 @@ func Inputs() map[string][]byte {
 	for i := 0; progress.Len() < 32<<10; i++ {
 		fmt.Fprintf(&progress, "\r\x1b[Kdownloading %3d%% [%-20s]", i%100, bytes.Repeat([]byte("="), i%20))
 	}
+	for colour.Len() < 32<<10 {
+		colour.WriteString("\x1b[1;32m 50%\x1b[0m [=====     ]\r\x1b[1;32m100%\x1b[0m [==========] \x1b[36mdone\x1b[0m ok\r\n")
+	}
 	return map[string][]byte{
+		"colour":   colour.Bytes()[:32<<10],
 		"plain":    plain.Bytes()[:32<<10],
 		"ansi":     ansi.Bytes()[:32<<10],
 		"utf8":     utf.Bytes()[:32<<10],
