@@ -1,59 +1,86 @@
 #!/usr/bin/env bash
-# Benchmarks agentbash against what a script would do instead, in one run (issue: "Measured"):
-#   pipeline: timeout 300 bash -c CMD 2>&1 | tee FILE | tail -c 51200
-#   bare:     bash -c CMD
-# Needs hyperfine and GNU time (Debian: apt-get install hyperfine time). Writes bench/out/*.md and prints a
-# summary; numbers go into docs/benchmarks.md by hand.
-#   bench/run.sh            # all
-#   RUNS=5 bench/run.sh     # fewer runs of the throughput case
+# Benchmarks agentbash against its floors, in one run, and prints each budget beside its floor:
+#   per call:   `agentbash run true` against the build of 32052e6 (the 2026-12-01 build) and bare `bash -c true`
+#   throughput: 1 GB of plain text and 1 GB of coloured CRLF text with progress-bar CRs, the whole stream on
+#               disk, against the script pipeline `timeout 300 bash -c CMD 2>&1 | tee F | tail -c 51200`
+#   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
+# Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
+# bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
+# python3 and git (to build the old build); static builds (CGO_ENABLED=0), the release's flags.
+#   bench/run.sh              # all, in a few minutes
+#   RUNS=5 CALLS=400 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
-for tool in hyperfine /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install hyperfine time)"; exit 1; }
-done
-CGO_ENABLED=0 go build -trimpath -o "$out/agentbash" .
+flags=(-trimpath -ldflags='-s -w')
+CGO_ENABLED=0 go build "${flags[@]}" -o "$out/agentbash" .
 ab="$PWD/$out/agentbash"
-# The floor of SPEC §12's per-call budget: the build of 2026-12-01 (commit 32052e6), built the same way.
 base_rev=${BASE_REV:-32052e6}
 base="$PWD/$out/agentbash-$base_rev"
-if [[ ! -x $base ]] && git cat-file -e "$base_rev^{commit}" 2>/dev/null; then
+if [[ ! -x $base ]]; then
   wt=$(mktemp -d)
   git worktree add -q --detach "$wt" "$base_rev"
-  (cd "$wt" && CGO_ENABLED=0 go build -trimpath -o "$base" .)
+  (cd "$wt" && CGO_ENABLED=0 go build "${flags[@]}" -o "$base" .)
   git worktree remove --force "$wt"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 mkdir -p "$HOME"
-runs=${RUNS:-10}
+runs=${RUNS:-3}
+calls=${CALLS:-200}
+il=bench/interleave.py
 
-echo "== per-call overhead: true"
-base_cmd=()
-[[ -x $base ]] && base_cmd=(-n "agentbash@$base_rev" "$base run --format json true")
-hyperfine -N --warmup 10 --runs 200 --export-markdown "$out/overhead.md" \
-  -n agentbash "$ab run --format json true" \
-  "${base_cmd[@]}" \
-  -n pipeline "bash -c 'timeout 300 bash -c true 2>&1 | tee $tmp/pipe.log | tail -c 51200'" \
-  -n bare "bash -c true"
+echo "== per call: run true ($calls rounds)"
+python3 $il --runs "$calls" --warmup 10 --json "$tmp/call.json" \
+  "agentbash=!$ab run --format json true" \
+  "agentbash@$base_rev=!$base run --format json true" \
+  "bare=!bash -c true"
 
 echo "== rpc: a command in a running agentbash rpc, and its peak RSS"
 python3 bench/rpc.py "$ab" | tee "$out/rpc.md"
 
-big='yes 0123456789abcdef | head -c 1000000000'
-echo "== throughput: $big (1 GB; artifact cap raised so both keep the whole stream)"
-hyperfine --warmup 1 --runs "$runs" --export-markdown "$out/throughput.md" \
-  -n agentbash "$ab run --format json --artifact-max-bytes 2000000000 --artifact-dir $tmp/art '$big' > /dev/null; rm -rf $tmp/art" \
-  -n pipeline "timeout 300 bash -c '$big' 2>&1 | tee $tmp/pipe.log | tail -c 51200 > /dev/null" \
-  -n bare "bash -c '$big' > /dev/null"
+plain='yes 0123456789abcdef | head -c 1000000000'
+# Coloured CRLF lines with a progress bar redrawn by a CR: 7 escape sequences and 2 CRs in 80 bytes.
+printf '%s\n' 'yes $'"'"'\e[1;32m 50%\e[0m [=====     ]\r\e[1;32m100%\e[0m [==========] \e[36mdone\e[0m ok\r'"'"' | head -c 1000000000' > "$tmp/colour.sh"
+colour="bash $tmp/colour.sh"
+art="--format json --artifact-max-bytes 2000000000 --artifact-dir $tmp/art"
+echo "== throughput: 1 GB, the whole stream on disk ($runs rounds)"
+python3 $il --runs "$runs" --warmup 1 --json "$tmp/gb.json" \
+  "agentbash plain=$ab run $art '$plain' > /dev/null; rm -rf $tmp/art" \
+  "pipeline plain=timeout 300 bash -c '$plain' 2>&1 | tee $tmp/pipe.log | tail -c 51200 > /dev/null; rm -f $tmp/pipe.log" \
+  "agentbash colour=$ab run $art '$colour' > /dev/null; rm -rf $tmp/art" \
+  "pipeline colour=timeout 300 bash -c '$colour' 2>&1 | tee $tmp/pipe.log | tail -c 51200 > /dev/null; rm -f $tmp/pipe.log"
 
-echo "== peak RSS at 3 GB of output"
-/usr/bin/time -f '%M' -o "$tmp/rss" "$ab" run --format json --artifact-dir "$tmp/art3" \
-  'yes 0123456789abcdef | head -c 3000000000' > "$tmp/r3.json"
-rss_kib=$(cat "$tmp/rss")
-printf '| output | peak RSS |\n|---|---|\n| 3 GB (artifact capped at 256 MiB) | %s MiB |\n' \
-  "$(awk -v k="$rss_kib" 'BEGIN{printf "%.1f", k/1024}')" | tee "$out/rss.md"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["details"]; print("status", d["status"], "totalBytes", d["meta"]["truncation"]["totalBytes"])' "$tmp/r3.json"
-cat "$out/overhead.md" "$out/throughput.md"
+big='yes 0123456789abcdef | head -c 3000000000'
+echo "== peak RSS at 3 GB of output (artifact capped at 256 MiB)"
+python3 bench/rss.py --exe "$ab" --json "$tmp/rss-run.json" "$ab run --format json --artifact-dir $tmp/art3 '$big'"
+rm -rf "$tmp/art3"
+python3 bench/rss.py --exe "$ab" --json "$tmp/rss-task.json" \
+  "id=\$($ab start --format json '$big' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"details\"][\"taskId\"])') && $ab wait --format json \"\$id\" > $tmp/task.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["details"]; print("task", d["status"], "totalBytes", d["meta"]["truncation"]["totalBytes"])' "$tmp/task.json"
+
+python3 - "$tmp" "$base_rev" <<'EOF' | tee "$out/summary.md"
+import json, sys
+tmp, rev = sys.argv[1], sys.argv[2]
+call, gb = json.load(open(f"{tmp}/call.json")), json.load(open(f"{tmp}/gb.json"))
+rr, rt = json.load(open(f"{tmp}/rss-run.json")), json.load(open(f"{tmp}/rss-task.json"))
+ms = lambda s: f"{s['median'] * 1e3:.2f} ms"
+sec = lambda s: f"{s['median']:.2f} s"
+def row(what, a, f, fmt, budget):
+    r = a["median"] / f["median"]
+    ok = "met" if r <= budget else "NOT met"
+    print(f"| {what} | {fmt(a)} | {fmt(f)} | {r:.2f}× | ≤ {budget}× ({ok}) |")
+print("| figure | agentbash | floor | ratio | budget |")
+print("|---|---|---|---|---|")
+row(f"`run true` vs the build of {rev}", call["agentbash"], call[f"agentbash@{rev}"], ms, 0.8)
+a, b = call["agentbash"], call["bare"]
+print(f"| `run true` vs bare `bash -c true` | {ms(a)} | {ms(b)} | {a['median'] / b['median']:.2f}× | — |")
+row("1 GB plain text vs `timeout \\| tee \\| tail`", gb["agentbash plain"], gb["pipeline plain"], sec, 0.5)
+row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["pipeline colour"], sec, 1.0)
+for name, r in (("run", rr), ("task", rt)):
+    for role in ("client", "supervisor"):
+        mib = r.get(role, 0) / 1024
+        print(f"| peak RSS at 3 GB, {name}, {role} | {mib:.1f} MiB | — | — | ≤ 16 MiB ({'met' if mib <= 16 else 'NOT met'}) |")
+EOF

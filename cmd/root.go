@@ -53,11 +53,14 @@ func Execute(info BuildInfo, exit func(int), args []string) {
 		return
 	}
 	if len(args) > 0 && args[0] == "run" {
-		// Start the run's supervisor before anything else, so that its exec overlaps the parsing of the
-		// command line and the loading of the config; runRun takes it. One left unused ends when its
-		// socket closes with this process.
-		spare = &supervisor.Local{}
-		spare.Prewarm()
+		// The run's supervisor was started while the program initialized (pkg/supervisor/early), else it
+		// is started now, before anything else, so that its exec overlaps the parsing of the command line
+		// and the loading of the config; runRun takes it. One left unused ends when its socket closes with
+		// this process.
+		if spare = supervisor.TakeEarly(); spare == nil {
+			spare = &supervisor.Local{}
+			spare.Prewarm()
+		}
 	}
 	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
 	ios := SystemIO()

@@ -103,6 +103,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("create output pipe: %w", err)
 	}
+	growPipe(pr)
 	prepare()
 
 	started := make(chan error, 1)
@@ -455,6 +456,15 @@ func startError(notFound error, program string, err error) error {
 	return fmt.Errorf("start %s: %w", program, err)
 }
 
+// The output pipe's capacity (asked for; the kernel may give less) and the size of one read from it. A
+// pipe larger than the default 64 KiB lets a fast command run ahead while the sink works, and reads of
+// up to 256 KiB hand the sink (and the artifact file) large pieces: per call costs shrink, not memory
+// (the pipe's buffer is the kernel's).
+const (
+	pipeBytes = 1 << 20
+	readBytes = 256 << 10
+)
+
 // drainer copies the pipe into the output until EOF, until the output refuses data, until LimitReadOn has
 // passed since the output met its limit, or — once the shell has exited — until the pipe has been silent
 // for DrainSilence or DrainMax has passed. Each bound is a read deadline on the pipe.
@@ -472,7 +482,7 @@ type drainer struct {
 func (d *drainer) loop() {
 	defer close(d.done)
 	defer d.r.Close()
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, readBytes)
 	last := time.Now()
 	for {
 		n, err := d.r.Read(buf)

@@ -160,3 +160,11 @@ func hasChildren() bool {
 	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
 	return !errors.Is(err, unix.ECHILD)
 }
+
+// growPipe asks for a pipe of pipeBytes (F_SETPIPE_SZ); a refusal (a lower /proc/sys/fs/pipe-max-size, the
+// user's pipe quota) keeps the default.
+func growPipe(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeBytes) })
+	}
+}

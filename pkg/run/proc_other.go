@@ -28,3 +28,6 @@ func descendants() (live, zombies []int) { return nil, nil }
 func reap(pids []int, shell int) {}
 func reserveThreads()            {}
 func hasChildren() bool          { return false }
+
+// growPipe is Linux-only (F_SETPIPE_SZ); elsewhere the pipe keeps its size.
+func growPipe(f *os.File) {}

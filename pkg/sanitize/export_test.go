@@ -12,3 +12,6 @@ func Held(w io.WriteCloser) (n, c int) {
 	run := w.(*writer).run
 	return len(run), cap(run)
 }
+
+// PlainRun is the sanitizer's fast path.
+var PlainRun = plainRun

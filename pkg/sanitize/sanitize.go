@@ -27,8 +27,10 @@ package sanitize
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -106,12 +108,24 @@ type State struct {
 	// back into text if the sequence is aborted.
 	seqN, seqLen int
 	seq          [MaxEscapeBytes]byte
+
+	// Batch: small pieces of text (between escape sequences and CRs) gathered into one Emitter.Text call,
+	// passed on when it is full and at the end of each Write; batchNL is the index of its last '\n', or -1.
+	// A CR that discards a run held in the batch only shortens it.
+	nbatch, batchNL int
+	batch           [batchBytes]byte
 }
+
+// The batch: its size, and the size from which a piece of text is passed on by itself (no copy).
+const (
+	batchBytes  = 4 << 10
+	directBytes = 256
+)
 
 // Init readies z to pass its text to out, with the bounds [MaxEscapeBytes] and [MaxOverwriteBytes], or
 // smaller ones where escMax or owMax is > 0 and below them (tests reach the bounds with small inputs).
 func (z *State) Init(out Emitter, escMax, owMax int) {
-	*z = State{out: out, escMax: MaxEscapeBytes, owMax: MaxOverwriteBytes}
+	*z = State{out: out, escMax: MaxEscapeBytes, owMax: MaxOverwriteBytes, batchNL: -1}
 	if escMax > 0 && escMax < MaxEscapeBytes {
 		z.escMax = escMax
 	}
@@ -148,34 +162,24 @@ func (z *State) Write(p []byte) {
 			}
 			continue
 		}
-		// Fast path: the longest run of bytes that pass unchanged.
-		j := i
-		for j < len(p) {
-			c := p[j]
-			if c < utf8.RuneSelf {
-				if plain[c] {
-					j++
-					continue
-				}
-				break
-			}
-			r, size := utf8.DecodeRune(p[j:])
-			if size == 1 || r < 0xa0 {
-				break // invalid, incomplete, or a C1 control: slow path
-			}
-			j += size
-		}
-		if j > i {
-			z.emit(p[i:j])
-			i = j
-			continue
-		}
 		c := p[i]
+		if c >= utf8.RuneSelf || plain[c] {
+			// Fast path: the longest run of bytes that pass unchanged.
+			if j := i + plainRun(p[i:]); j > i {
+				z.emit(p[i:j])
+				i = j
+				continue
+			}
+		}
 		i++
 		switch {
 		case c == '\r':
 			z.crPending = true
 		case c == 0x1b:
+			if n := z.csi(p[i:]); n > 0 {
+				i += n // a whole CSI sequence in p: skipped at once
+				continue
+			}
 			z.state, z.seqN, z.seqLen = stEsc, 1, 0
 		case c < utf8.RuneSelf:
 			// other C0 control or DEL: removed
@@ -183,6 +187,87 @@ func (z *State) Write(p []byte) {
 			z.lead(c)
 		}
 	}
+	z.flush()
+}
+
+// Masks of a byte in each lane of a 64-bit word.
+const (
+	lanes1  = 0x0101010101010101
+	lanes80 = 0x8080808080808080
+)
+
+// plainRun returns the length of the longest prefix of p that passes unchanged: printable ASCII, tab,
+// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at eight bytes at a time.
+func plainRun(p []byte) int {
+	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at the next eight at once
+	for j < len(p) {
+		if ascii == 8 {
+			ascii = 0
+			for j+8 <= len(p) {
+				if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
+					j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
+					if p[j] < utf8.RuneSelf {
+						return j // a control, DEL, ESC or CR
+					}
+					goto other
+				}
+				j += 8
+			}
+			if j == len(p) {
+				break
+			}
+		}
+		if c := p[j]; c < utf8.RuneSelf {
+			if !plain[c] {
+				return j
+			}
+			j++
+			ascii++
+			continue
+		}
+	other:
+		ascii = 0 // after other characters, ASCII is read byte by byte until eight in a row
+		r, size := utf8.DecodeRune(p[j:])
+		if size == 1 || r < 0xa0 {
+			return j // invalid, incomplete, or a C1 control: slow path
+		}
+		j += size
+	}
+	return j
+}
+
+// attention returns a word with the top bit set in each lane (byte) of w that is not plain ASCII
+// (printable, tab, newline: the plain table), SWAR style: in every lane, (b|0x80) - k keeps its top bit
+// exactly when b&0x7f >= k, with no borrow from the next lane. A lane >= 0x80 is marked by its own top
+// bit whatever the other terms say of it, so the lowest marked lane is the first byte that needs a look.
+func attention(w uint64) uint64 {
+	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
+	ctl &^= byteIs(w, '\t') | byteIs(w, '\n')
+	return w&lanes80 | ctl | byteIs(w, 0x7f)
+}
+
+// byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
+func byteIs(w uint64, c byte) uint64 {
+	return ^(((w ^ uint64(c)*lanes1) | lanes80) - lanes1) & lanes80
+}
+
+// csi returns the length of a complete CSI sequence after an ESC at the start of p ('[', parameter and
+// intermediate bytes 0x20–0x3F, a final byte 0x40–0x7E) that is within the escape bound, or 0 when p
+// does not hold one: the state machine then takes the sequence byte by byte, with the same result.
+func (z *State) csi(p []byte) int {
+	if len(p) < 2 || p[0] != '[' {
+		return 0
+	}
+	for k := 1; k < len(p) && k+1 < z.escMax; k++ { // ESC + p[:k+1] is k+2 bytes long
+		switch c := p[k]; {
+		case c >= 0x20 && c <= 0x3f:
+		case c >= 0x40 && c <= 0x7e:
+			return k + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // lead starts a multi-byte character at c (not ASCII).
@@ -324,18 +409,25 @@ func (z *State) Flush() {
 		z.invalid()
 	}
 	z.crPending = false
+	z.flush()
 }
 
 // emit passes sanitized text on, first resolving a pending CR: followed by '\n' it is dropped
-// (CRLF → LF); followed by other text it discards the current run.
+// (CRLF → LF); followed by other text it discards the current run. Small pieces go to the batch; a run
+// that the CR discards is cut from the batch when the batch holds all of it, else the Emitter is told.
 func (z *State) emit(b []byte) {
 	if z.crPending {
 		z.crPending = false
 		if b[0] != '\n' {
-			if z.run <= z.owMax {
-				z.out.CR(z.run)
-			} else {
+			switch {
+			case z.run > z.owMax:
+				z.flush()
 				z.out.CR(-1)
+			case z.run <= z.nbatch: // the run has no newline, so it lies after batchNL
+				z.nbatch -= z.run
+			default:
+				z.flush()
+				z.out.CR(z.run)
 			}
 			z.run = 0
 		}
@@ -346,7 +438,28 @@ func (z *State) emit(b []byte) {
 	} else {
 		z.run += len(b)
 	}
-	z.out.Text(b, k)
+	if len(b) >= directBytes {
+		z.flush()
+		z.out.Text(b, k)
+		return
+	}
+	if z.nbatch+len(b) > batchBytes {
+		z.flush()
+	}
+	if k >= 0 {
+		z.batchNL = z.nbatch + k
+	}
+	z.nbatch += copy(z.batch[z.nbatch:], b)
+}
+
+// flush passes the batch on.
+func (z *State) flush() {
+	if z.nbatch == 0 {
+		return
+	}
+	n, nl := z.nbatch, z.batchNL
+	z.nbatch, z.batchNL = 0, -1
+	z.out.Text(z.batch[:n], nl)
 }
 
 // NewWriter returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes

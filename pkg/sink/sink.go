@@ -7,8 +7,9 @@
 // applies head/tail line limits to the whole stream, and spills the raw bytes to an artifact on the
 // first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes +
 // [sanitize.MaxOverwriteBytes] + [sanitize.MaxEscapeBytes] whatever the output size, one MaxBytes more
-// with a head limit, and Write does not allocate once the raw buffer has spilled (or reached its size)
-// and the windows have grown.
+// with a head limit, 1 MiB more once there is an artifact (the queue of the goroutine that writes it, so
+// the file system's time overlaps the sanitizer's), and Write does not allocate once the raw buffer has
+// spilled (or reached its size) and the windows have grown.
 //
 // A head limit does not stop the reading at once (SPEC §3.2: counts are never guessed). Once it is
 // met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
@@ -171,7 +172,7 @@ type Sink struct {
 	spilled   bool   // OpenArtifact succeeded
 	artFailed bool   // OpenArtifact failed or is nil: no artifact
 	artBroken bool   // a write to the artifact failed
-	art       io.WriteCloser
+	art       *artWriter
 	artID     string
 	artN      int64 // raw bytes written to the artifact
 	omitted   int64 // raw bytes left out past the cap
@@ -422,7 +423,7 @@ func (s *Sink) spill() {
 		s.warn("%v", err) // the opener's error says what failed
 		return
 	}
-	s.spilled, s.art, s.artID = true, w, id
+	s.spilled, s.art, s.artID = true, newArtWriter(w), id
 	s.artWrite(s.raw)
 	s.raw = nil
 }
@@ -479,9 +480,14 @@ func (s *Sink) Close() Summary {
 				s.omitted, FormatSize(s.o.ArtifactMaxBytes)))
 			s.artPut(tail)
 		}
-		if err := s.art.Close(); err != nil && !s.artBroken {
+		switch werr, cerr := s.art.Close(); {
+		case s.artBroken:
+		case werr != nil:
 			s.artBroken = true
-			s.warn("artifact %s dropped: close failed: %v", s.artID, err)
+			s.warn("artifact %s dropped: write failed: %v", s.artID, werr)
+		case cerr != nil:
+			s.artBroken = true
+			s.warn("artifact %s dropped: close failed: %v", s.artID, cerr)
 		}
 		if !s.artBroken {
 			sum.ArtifactID = s.artID

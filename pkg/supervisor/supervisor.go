@@ -20,10 +20,11 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/supervisor/early"
 )
 
 // Command is the hidden subcommand that turns agentbash into a supervisor (argv[1]).
-const Command = "__supervise"
+const Command = early.Command
 
 // controlFD is the supervisor's end of the socket pair.
 const controlFD = 3

@@ -1,0 +1,102 @@
+package sink
+
+import (
+	"io"
+	"sync"
+)
+
+// artQueueBytes is the size of the queue between the sink and the goroutine that writes its artifact.
+const artQueueBytes = 1 << 20
+
+// artWriter writes to the artifact file from a goroutine of its own, so that the file system's time
+// overlaps the sanitizer's instead of adding to it: Write copies into a queue of artQueueBytes (a ring)
+// and returns, blocking only while the queue is full; the goroutine writes what is queued in pieces as
+// large as the queue holds, as soon as it is there. A write error is sticky: Write and Close return it
+// (Write from the call after the failed file write on). Close waits for the queue to be written, then
+// closes the file. Not safe for concurrent Writes (the sink serializes them).
+type artWriter struct {
+	w io.WriteCloser
+
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when data is queued, room is made, or the writer ends
+	buf     []byte
+	r, n    int // queued data: n bytes from buf[r] on, wrapping
+	closing bool
+	ended   bool  // the goroutine returned
+	err     error // the first error of a file write
+}
+
+func newArtWriter(w io.WriteCloser) *artWriter {
+	a := &artWriter{w: w, buf: make([]byte, artQueueBytes)}
+	a.cond.L = &a.mu
+	go a.loop()
+	return a
+}
+
+func (a *artWriter) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	total := len(p)
+	for len(p) > 0 {
+		for a.n == len(a.buf) && a.err == nil {
+			a.cond.Wait()
+		}
+		if a.err != nil {
+			return 0, a.err
+		}
+		w := (a.r + a.n) % len(a.buf)
+		end := len(a.buf)
+		if w < a.r {
+			end = a.r
+		}
+		k := copy(a.buf[w:end], p)
+		a.n += k
+		p = p[k:]
+		a.cond.Broadcast()
+	}
+	return total, a.err
+}
+
+// loop writes what is queued until Close, then returns.
+func (a *artWriter) loop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for {
+		for a.n == 0 && !a.closing {
+			a.cond.Wait()
+		}
+		if a.n == 0 || a.err != nil {
+			a.ended = true
+			a.cond.Broadcast()
+			return
+		}
+		k := min(a.n, len(a.buf)-a.r) // the contiguous part; Write only fills the room outside it
+		piece := a.buf[a.r : a.r+k]
+		a.mu.Unlock()
+		_, err := a.w.Write(piece)
+		a.mu.Lock()
+		if err != nil {
+			a.err = err
+			a.n = 0
+		} else {
+			a.r = (a.r + k) % len(a.buf)
+			a.n -= k
+		}
+		a.cond.Broadcast()
+	}
+}
+
+// Close writes what is queued and closes the file. writeErr is the first error of a file write, closeErr
+// that of the close.
+func (a *artWriter) Close() (writeErr, closeErr error) {
+	a.mu.Lock()
+	a.closing = true
+	a.cond.Broadcast()
+	for !a.ended {
+		a.cond.Wait()
+	}
+	writeErr = a.err
+	a.buf = nil
+	a.mu.Unlock()
+	return writeErr, a.w.Close()
+}

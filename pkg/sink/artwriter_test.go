@@ -1,0 +1,91 @@
+package sink
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// recorder is an artifact file: what was written, how often, and errors to return.
+type recorder struct {
+	bytes.Buffer
+	writes             int
+	failAfter          int // fail the write after this many bytes were taken (0: never)
+	writeErr, closeErr error
+	closed             bool
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.writes++
+	if r.failAfter > 0 && r.Len()+len(p) > r.failAfter {
+		return 0, r.writeErr
+	}
+	return r.Buffer.Write(p)
+}
+
+func (r *recorder) Close() error { r.closed = true; return r.closeErr }
+
+// Writes of every size, smaller and larger than the queue, arrive whole and in order.
+func TestArtWriterOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, max := range []int{1, 100, 64 << 10, artQueueBytes, 3 * artQueueBytes} {
+		var want bytes.Buffer
+		rec := &recorder{}
+		a := newArtWriter(rec)
+		for range 50 {
+			p := make([]byte, 1+rng.IntN(max))
+			for i := range p {
+				p[i] = byte(rng.Uint32())
+			}
+			want.Write(p)
+			if n, err := a.Write(p); n != len(p) || err != nil {
+				t.Fatalf("Write: %d, %v", n, err)
+			}
+		}
+		if werr, cerr := a.Close(); werr != nil || cerr != nil {
+			t.Fatalf("Close: %v, %v", werr, cerr)
+		}
+		if !bytes.Equal(rec.Bytes(), want.Bytes()) || !rec.closed {
+			t.Fatalf("max %d: got %d bytes, want %d (closed %v)", max, rec.Len(), want.Len(), rec.closed)
+		}
+	}
+}
+
+// A failed file write is sticky: later Writes and Close report it, and the file is still closed.
+func TestArtWriterErrors(t *testing.T) {
+	boom := errors.New("disk full")
+	rec := &recorder{failAfter: 10, writeErr: boom, closeErr: errors.New("close")}
+	a := newArtWriter(rec)
+	a.Write([]byte("0123456789abcdef"))
+	var err error
+	for i := 0; err == nil && i < 1000; i++ {
+		_, err = a.Write([]byte(strings.Repeat("x", artQueueBytes/2)))
+	}
+	if !errors.Is(err, boom) {
+		t.Fatalf("Write after a failed file write: %v", err)
+	}
+	if werr, cerr := a.Close(); !errors.Is(werr, boom) || cerr == nil || !rec.closed {
+		t.Fatalf("Close: %v, %v, closed %v", werr, cerr, rec.closed)
+	}
+}
+
+// The sink reports a failed artifact write as a warning, names no artifact, and still shows the output.
+func TestArtifactWriteFails(t *testing.T) {
+	for _, tc := range []struct {
+		rec  *recorder
+		want string
+	}{
+		{&recorder{failAfter: 1000, writeErr: errors.New("disk full")}, "artifact 7 dropped: write failed: disk full"},
+		{&recorder{closeErr: errors.New("stale handle")}, "artifact 7 dropped: close failed: stale handle"},
+	} {
+		s := New(Options{Head: -1, Tail: -1, OpenArtifact: func() (io.WriteCloser, string, error) { return tc.rec, "7", nil }})
+		s.Write(seq(1, 100000))
+		sum := s.Close()
+		if sum.ArtifactID != "" || len(sum.Warnings) != 1 || sum.Warnings[0] != tc.want || !strings.HasSuffix(sum.Text, "100000\n") {
+			t.Fatalf("%q %v %q", sum.ArtifactID, sum.Warnings, trunc(sum.Text))
+		}
+	}
+}

@@ -1,0 +1,57 @@
+// Package early starts the supervisor of a `run` while the rest of the program is still initializing.
+//
+// A supervisor (pkg/supervisor) is this binary re-executed, and a Go binary spends about a millisecond on
+// its packages' init functions (viper, cobra, net/http through afero, …) before main runs. Started from
+// main, the supervisor's own start-up would follow the client's; started here, from an init function that
+// runs as soon as os and syscall are ready (Go initializes the packages that are ready in the order of their
+// import paths, and this one needs nothing else), the two overlap. [Take] hands the started process to
+// pkg/supervisor, which treats it as the supervisor it would have spawned itself.
+//
+// Only a process whose first argument is `run` starts one; nothing is started when the start fails in any
+// way, and the caller spawns its supervisor the usual way instead.
+package early
+
+import (
+	"os"
+	"sync"
+)
+
+// Command is the hidden command a supervisor runs as (`agentbash __supervise`).
+const Command = "__supervise"
+
+// spawned is the supervisor started at init; nil when none is being started.
+var spawned chan supervisor
+
+type supervisor struct {
+	pid    int
+	socket *os.File
+	ok     bool
+}
+
+var take sync.Mutex
+
+func init() {
+	if len(os.Args) < 2 || os.Args[1] != "run" {
+		return
+	}
+	// The fork waits for the exec of this binary; on a goroutine of its own it overlaps the inits after this
+	// one instead of delaying them.
+	spawned = make(chan supervisor, 1)
+	go func() {
+		pid, socket, ok := spawn()
+		spawned <- supervisor{pid, socket, ok}
+	}()
+}
+
+// Take returns the supervisor started at init, once: its pid and the client's end of its socket (descriptor
+// 3 in the supervisor), or ok false when none was started or it was taken already. It waits for the start.
+func Take() (pid int, socket *os.File, ok bool) {
+	take.Lock()
+	defer take.Unlock()
+	if spawned == nil {
+		return 0, nil, false
+	}
+	s := <-spawned
+	spawned = nil
+	return s.pid, s.socket, s.ok
+}
