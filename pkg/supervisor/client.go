@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/supervisor/early"
 )
 
 // ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
@@ -232,8 +233,7 @@ func Spawn() (*Process, error) {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
 	defer null.Close()
-	argv0 := os.Args[0] // the name this binary answers to (tests dispatch on it)
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{argv0, Command}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{early.Argv0(), Command}, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{null.Fd(), null.Fd(), null.Fd(), theirs.Fd()}, // descriptor 3: the socket
 		Sys:   &syscall.SysProcAttr{Setsid: true},

@@ -19,6 +19,18 @@ import (
 // Command is the hidden command a supervisor runs as (`agentbash __supervise`).
 const Command = "__supervise"
 
+// Argv0 is the supervisor's argv[0]: the base name this binary was started as, so `ps` shows
+// `agentbash __supervise` wherever it was installed (the binary itself is /proc/self/exe).
+func Argv0() string {
+	a := os.Args[0]
+	for i := len(a) - 1; i >= 0; i-- {
+		if a[i] == '/' {
+			return a[i+1:]
+		}
+	}
+	return a
+}
+
 // spawned is the supervisor started at init; nil when none is being started.
 var spawned chan supervisor
 

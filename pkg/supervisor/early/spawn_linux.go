@@ -31,7 +31,7 @@ func spawn() (pid int, socket *os.File, ok bool) {
 		return 0, nil, false
 	}
 	defer syscall.Close(null)
-	pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0], Command}, &syscall.ProcAttr{
+	pid, err = syscall.ForkExec("/proc/self/exe", []string{Argv0(), Command}, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(null), uintptr(fds[1])},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
