@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/normalize"
@@ -94,6 +96,11 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 		p.in.Err, p.done = fmt.Errorf("session %s: sessions need bash; the shell is %s", req.Session, p.in.Shell), true
 		return p, nil
 	}
+	if posixMode(p.explicit) {
+		lease.Release()
+		p.in.Err, p.done = fmt.Errorf("session %s: POSIXLY_CORRECT is set, and bash in POSIX mode reads no start-up file, so the session's state cannot be restored; unset it (or set it inside the command) or run without a session", req.Session), true
+		return p, nil
+	}
 	// A command too long for one argument goes through pkg/run's loader, which must run before the
 	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
 	long := len(p.rr.Command) > run.MaxArgBytes
@@ -158,4 +165,16 @@ func (r *Runner) notRun(ctx context.Context, req Request, err error) prepared {
 		p.in.CancelSignal = c.Signal
 	}
 	return p
+}
+
+// posixMode reports whether the command's shell would start in POSIX mode (POSIXLY_CORRECT in the
+// environment it inherits or in its explicit layers), where bash reads no BASH_ENV.
+func posixMode(explicit []string) bool {
+	_, set := os.LookupEnv("POSIXLY_CORRECT")
+	for _, kv := range explicit {
+		if k, _, _ := strings.Cut(kv, "="); k == "POSIXLY_CORRECT" {
+			set = true
+		}
+	}
+	return set
 }

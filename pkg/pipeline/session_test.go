@@ -189,3 +189,18 @@ func TestSessionWithSnapshot(t *testing.T) {
 		t.Errorf("got %q %v", res.Output, res.Details.Warnings)
 	}
 }
+
+// POSIXLY_CORRECT puts bash in POSIX mode, where it reads no BASH_ENV: a session command is then an error
+// result that says why, never a run that silently lost its state.
+func TestSessionPosixMode(t *testing.T) {
+	c := sessionConfig(t)
+	r := New(c)
+	inSession(r, "s", `export KEEP=1`)
+	res := r.Run(context.Background(), Request{Command: `echo ran`, Session: "s", Env: map[string]string{"POSIXLY_CORRECT": "y"}}, nil)
+	if res.Details.Status != result.StatusError || !strings.Contains(res.Output, "POSIXLY_CORRECT") || strings.Contains(res.Output, "ran") {
+		t.Errorf("%q %+v", res.Output, res.Details)
+	}
+	if res := inSession(r, "s", `echo $KEEP`); res.Output != "1" {
+		t.Errorf("after: %q", res.Output)
+	}
+}

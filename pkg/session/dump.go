@@ -61,25 +61,27 @@ var defaults = map[string]string{"OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "IFS
 //     are alias expansion (for the next step's parse) and nocasematch.
 //  3. The records: O SHELLOPTS, B BASHOPTS, N COUNT and the shell's initial environment
 //     (/proc/$$/environ, COUNT entries), M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD,
-//     V `declare -p` (every variable), F `declare -f`, G `declare -F`, L `alias -p`, and E last: a dump
-//     without E is not kept.
+//     V `declare -p` (every variable), F `declare -f`, G `declare -F`, L `alias -p`, and E last, each
+//     only when the step before it succeeded (a builtin the command disabled with `enable -n` is
+//     enabled again first; one that still fails leaves the dump without E): a dump without E is not
+//     kept, so a failed step never passes for an empty state.
 func dumpScript(path string) string {
 	return `{ __agentbash_o=$SHELLOPTS __agentbash_b=$BASHOPTS POSIXLY_CORRECT=y; } 2>/dev/null
-{ \trap - DEBUG RETURN ERR; \unset -f builtin; \unset POSIXLY_CORRECT; \builtin set +o posix +o errexit +o nounset +o xtrace +o verbose +o errtrace +o functrace +o noglob; \builtin shopt -u expand_aliases nocasematch; } 2>/dev/null
+{ \trap - DEBUG RETURN ERR; \unset -f builtin; \unset POSIXLY_CORRECT; \builtin enable declare printf mapfile umask shopt set pwd alias trap unset; \builtin set +o posix +o errexit +o nounset +o xtrace +o verbose +o errtrace +o functrace +o noglob; \builtin shopt -u expand_aliases nocasematch; } 2>/dev/null
 {
 if [[ :$SHELLOPTS: != *:posix:* ]]; then
 \builtin mapfile -d '' -t __agentbash_e < /proc/$$/environ
 {
-\builtin printf 'O\0%s\0B\0%s\0N\0%s\0' "$__agentbash_o" "$__agentbash_b" "${#__agentbash_e[@]}"
-(( ${#__agentbash_e[@]} )) && \builtin printf '%s\0' "${__agentbash_e[@]}"
-\builtin printf 'M\0'; \builtin umask
-\builtin printf '\0S\0'; \builtin shopt -p
-\builtin printf '\0P\0'; \builtin set +o
-\builtin printf '\0C\0'; \builtin pwd
-\builtin printf '\0D\0%s\0V\0' "$PWD"; \builtin declare -p
-\builtin printf '\0F\0'; \builtin declare -f
-\builtin printf '\0G\0'; \builtin declare -F
-\builtin printf '\0L\0'; \builtin alias -p
+\builtin printf 'O\0%s\0B\0%s\0N\0%s\0' "$__agentbash_o" "$__agentbash_b" "${#__agentbash_e[@]}" &&
+if (( ${#__agentbash_e[@]} )); then \builtin printf '%s\0' "${__agentbash_e[@]}"; fi &&
+\builtin printf 'M\0' && \builtin umask &&
+\builtin printf '\0S\0' && { \builtin shopt -p; \builtin : ; } &&
+\builtin printf '\0P\0' && \builtin set +o &&
+\builtin printf '\0C\0' && { \builtin pwd; \builtin : ; } &&
+\builtin printf '\0D\0%s\0V\0' "$PWD" && \builtin declare -p &&
+\builtin printf '\0F\0' && \builtin declare -f &&
+\builtin printf '\0G\0' && \builtin declare -F &&
+\builtin printf '\0L\0' && { \builtin alias -p; \builtin : ; } &&
 \builtin printf '\0E\0'
 } >| ` + quote(path) + `
 fi

@@ -396,3 +396,43 @@ func TestIsIdentifierAndUmask(t *testing.T) {
 		}
 	}
 }
+
+// States that once broke a session for good (every later command failed the same way) now restore, or
+// are never kept (from a hostile test).
+func TestStateThatBrokeSessions(t *testing.T) {
+	t.Run("extglob function after extglob off", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `shopt -s extglob`, Prelude{}, "")
+		shell(t, s, "s", `f() { case $1 in @(a|b)) echo ab;; esac; }; h() { echo h; }; shopt -u extglob`, Prelude{}, "")
+		// As in one live shell: f is defined, and with extglob off its pattern matches nothing.
+		out, _, kept, w := shell(t, s, "s", `f a; h; shopt -q extglob || echo off; shopt -s extglob; f b`, Prelude{}, "")
+		if out != "h\noff\nab\n" || !kept || w != "" {
+			t.Errorf("output %q, kept %v, warning %q", out, kept, w)
+		}
+	})
+	t.Run("14000 variables", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `for i in $(seq 1 14000); do eval "V_$i=$i"; done`, Prelude{}, "")
+		out, _, kept, _ := shell(t, s, "s", `echo $V_13999; unset ${!V_*}`, Prelude{}, "")
+		if out != "13999\n" || !kept {
+			t.Errorf("output %q, kept %v", out, kept)
+		}
+	})
+	t.Run("enable -n declare", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `export KEEP=1; f() { :; }`, Prelude{}, "")
+		_, _, _, _ = shell(t, s, "s", `enable -n declare`, Prelude{}, "")
+		out, _, _, _ := shell(t, s, "s", `echo "KEEP=$KEEP"; type -t f; [ -n "$PATH" ] && echo path`, Prelude{}, "")
+		if out != "KEEP=1\nfunction\npath\n" {
+			t.Errorf("output %q", out)
+		}
+	})
+	t.Run("set -v", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `set -v`, Prelude{}, "")
+		out, _, _, _ := shell(t, s, "s", `echo hi`, Prelude{}, "")
+		if out != "hi\n" {
+			t.Errorf("output %q", out)
+		}
+	})
+}

@@ -65,7 +65,9 @@ type Alias struct {
 // Options that are the shell's own condition rather than a choice a later command should inherit, or
 // that would stop it from running: they are never restored.
 var (
-	skipSet   = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged"}
+	// verbose is not kept: bash echoes every line it reads, so the next command's prelude would be printed
+	// into its output.
+	skipSet   = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose"}
 	skipShopt = []string{"login_shell", "restricted_shell"}
 )
 
@@ -347,7 +349,10 @@ func (st *State) body() string {
 	if off := slices.DeleteFunc(slices.Clone(st.ShoptOff), notAliases); len(off) > 0 {
 		b.WriteString("\\builtin shopt -u " + strings.Join(off, " ") + "\n")
 	}
-	for _, v := range st.Vars {
+	for i, v := range st.Vars {
+		if i > 0 && i%varsPerGroup == 0 {
+			b.WriteString("} 2>/dev/null\n{\n") // bash recurses through a group's list: keep each short
+		}
 		b.WriteString(v.Declare + "\n") // `declare`, not `\builtin declare`: only the keyword takes a=(…)
 		if !v.exported() {
 			b.WriteString("\\builtin declare +x -- " + v.Name + "\n") // inherited, then unexported
@@ -361,7 +366,16 @@ func (st *State) body() string {
 	}
 	b.WriteString("} 2>/dev/null\n")
 	if st.Functions != "" {
-		b.WriteString("{\n" + st.Functions + "\n} 2>/dev/null\n")
+		// Read with extglob on whatever the state says (a function defined while it was on parses only
+		// then; the options are restored after), and the text is read on its own, so a function bash
+		// cannot read again costs itself and not the rest of the prelude.
+		if !slices.Contains(st.ShoptOn, "extglob") {
+			b.WriteString("\\builtin shopt -s extglob\n")
+		}
+		b.WriteString("\\builtin eval -- " + quote("{\n"+st.Functions+"\n} 2>/dev/null") + " 2>/dev/null\n")
+		if !slices.Contains(st.ShoptOn, "extglob") {
+			b.WriteString("\\builtin shopt -u extglob\n")
+		}
 	}
 	if len(st.ExportedFunctions)+len(st.Aliases) > 0 {
 		b.WriteString("{\n")
@@ -375,6 +389,10 @@ func (st *State) body() string {
 	}
 	return b.String()
 }
+
+// varsPerGroup is how many variables one `{ … }` group of the restore holds: a list of 14,000 in one
+// group overflowed bash's stack (SIGSEGV before the command ran, on every command of the session).
+const varsPerGroup = 500
 
 // setLine restores expand_aliases (when the state had it on, or there is no state: session shells
 // expand aliases) and, unless later, the `set -o` options. It is the prelude's last command, so
@@ -469,6 +487,11 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		}
 		b.WriteString("\\builtin source -- " + quote(p.BashEnv) + "\n")
 	}
+	if p.Capture {
+		// Before the state: whatever of it fails to restore, the command's end is still saved, so a
+		// broken state cannot stick.
+		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
+	}
 	if l.state != nil {
 		b.WriteString(l.state.body())
 	}
@@ -486,7 +509,6 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		b.WriteString("} 2>/dev/null\n")
 	}
 	if p.Capture {
-		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
 		l.explicit = explicit
 	}
 	b.WriteString(l.state.setLine(p.OptionsInCommand))
