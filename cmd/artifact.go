@@ -8,11 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/listing"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -92,7 +92,7 @@ func newArtifactListCmd(ios IO) *cobra.Command {
 			now := time.Now()
 			for _, in := range infos {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.ID, sink.FormatSize(in.Size),
-					age(now.Sub(in.ModTime)), oneLine(in.Command, 80))
+					listing.Age(now.Sub(in.ModTime)), listing.OneLine(in.Command, 80))
 			}
 			return tw.Flush()
 		},
@@ -171,32 +171,4 @@ func parseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q (want e.g. 7d, 12h, 30m)", s)
 	}
 	return d, nil
-}
-
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// oneLine joins s onto one line without control characters (a command may hold escapes) and cuts it at
-// max characters.
-func oneLine(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/artifact"
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/listing"
 )
 
 // Shell completions: the values each flag takes, registered with cobra so `agentbash completion bash|zsh|
@@ -125,7 +126,7 @@ func completeArtifactIDs(c *cobra.Command, args []string, toComplete string) ([]
 	var out []cobra.Completion
 	for _, in := range slices.Backward(infos) {
 		if strings.HasPrefix(in.ID, toComplete) {
-			out = append(out, cobra.CompletionWithDesc(in.ID, oneLine(in.Command, 60)))
+			out = append(out, cobra.CompletionWithDesc(in.ID, listing.OneLine(in.Command, 60)))
 		}
 	}
 	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder

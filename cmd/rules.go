@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/listing"
 )
 
 func newRulesCmd(ios IO) *cobra.Command {
@@ -87,7 +88,7 @@ func listRules(c *cobra.Command, ios IO, asJSON bool) error {
 		if r.Flags != "" {
 			pattern = "/" + pattern + "/" + r.Flags
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, oneLine(r.Message, 60), oneLine(pattern, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, listing.OneLine(r.Message, 60), listing.OneLine(pattern, 60))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/listing"
 	"github.com/agentbash/agentbash/pkg/session"
 )
 
@@ -62,7 +63,7 @@ func newSessionListCmd(ios IO) *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tLAST USE\tCWD")
 			now := time.Now()
 			for _, in := range infos {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", in.Name, age(now.Sub(in.LastUsed)), oneLine(in.Cwd, 80))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", in.Name, listing.Age(now.Sub(in.LastUsed)), listing.OneLine(in.Cwd, 80))
 			}
 			return tw.Flush()
 		},
@@ -110,7 +111,7 @@ func writeSession(ios IO, in session.Info) error {
 	}
 	line("session", in.Name)
 	line("cwd", in.Cwd)
-	line("last use", in.LastUsed.Format(time.RFC3339)+" ("+age(time.Since(in.LastUsed))+" ago)")
+	line("last use", in.LastUsed.Format(time.RFC3339)+" ("+listing.Age(time.Since(in.LastUsed))+" ago)")
 	vars := make([]string, len(in.Variables))
 	for i, v := range in.Variables {
 		vars[i] = v

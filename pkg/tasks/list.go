@@ -3,10 +3,10 @@ package tasks
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
+
+	"github.com/agentbash/agentbash/pkg/listing"
 )
 
 // Recent is how long a listing without all shows a task after it ended (SPEC §8).
@@ -51,37 +51,8 @@ func Table(w io.Writer, rows []Row, now time.Time) error {
 	fmt.Fprintln(tw, "ID\tSTATUS\tPID\tAGE\tCOMMAND")
 	for _, row := range rows {
 		started, _ := time.Parse(time.RFC3339Nano, row.StartedAt)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", row.TaskID, row.Status, row.Pid, age(now.Sub(started)),
-			oneLine(row.Command, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", row.TaskID, row.Status, row.Pid, listing.Age(now.Sub(started)),
+			listing.OneLine(row.Command, 80))
 	}
 	return tw.Flush()
-}
-
-// age is d in its largest whole unit: 45s, 12m, 5h (below two days), 3d.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-// oneLine joins s onto one line without control characters (a command may hold escapes and newlines) and
-// cuts it at max characters, ending with … when cut.
-func oneLine(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
 }
