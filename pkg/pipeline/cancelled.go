@@ -16,12 +16,21 @@ func (r *Runner) Cancelled(req Request) result.Result {
 		requested = *req.Timeout
 	}
 	effective, _ := ClampTimeout(requested)
-	target, _ := r.exe.Resolve(r.c.Shell, req.Cwd)
-	return result.Build(result.Input{
+	target, _ := r.exe.Resolve(r.c.Shell, r.notRunCwd(req))
+	return withSession(req, result.Build(result.Input{
 		Command: normalize.Trim(req.Command), Cwd: target.Dir, Shell: target.Shell,
 		TimeoutSeconds: effective, Head: limit(req.Head), Tail: limit(req.Tail), MaxBytes: r.c.MaxBytes,
 		NonZeroExit: r.c.NonZeroExit, Outcome: &run.Outcome{ExitCode: -1, Cancelled: true},
-	})
+	}))
+}
+
+// notRunCwd is the working directory a request that never ran would have had: its own, else its
+// session's.
+func (r *Runner) notRunCwd(req Request) string {
+	if req.Cwd == "" && req.Session != "" {
+		return r.sessions().Cwd(req.Session)
+	}
+	return req.Cwd
 }
 
 // MaxBytes is the output window of the Runner's results and reads, bytes (SPEC §3.8).

@@ -149,7 +149,7 @@ func (r *Runner) notRun(ctx context.Context, req Request, err error) prepared {
 	start := time.Now()
 	p := prepared{in: &result.Input{Command: normalize.Trim(req.Command), Head: -1, Tail: -1, MaxBytes: r.c.MaxBytes,
 		NonZeroExit: r.c.NonZeroExit, Warnings: slices.Clone(r.c.Warnings)}, done: true, start: start}
-	target, _ := r.exe.Resolve(r.c.Shell, req.Cwd)
+	target, _ := r.exe.Resolve(r.c.Shell, r.notRunCwd(req))
 	p.in.Cwd, p.in.Shell = target.Dir, target.Shell
 	requested := r.c.Timeout
 	if req.Timeout != nil {

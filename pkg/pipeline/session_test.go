@@ -89,6 +89,7 @@ func TestSessionExplicitEnv(t *testing.T) {
 func TestSessionCancelWhileWaiting(t *testing.T) {
 	c := sessionConfig(t)
 	r := New(c)
+	inSession(r, "s", "cd /")
 	l, err := session.Store{Dir: c.SessionDir}.Acquire(context.Background(), "s")
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +99,12 @@ func TestSessionCancelWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	res := r.Run(ctx, Request{Command: "touch " + marker, Session: "s"}, nil)
-	if d := res.Details; d.Status != result.StatusCancelled || d.Session != "s" || !res.IsError {
+	if d := res.Details; d.Status != result.StatusCancelled || d.Session != "s" || !res.IsError || d.Cwd != "/" {
 		t.Errorf("cancelled: %+v", d)
+	}
+	// Answered cancelled without running (rpc: aborted in its session's queue): the session's name and cwd.
+	if d := r.Cancelled(Request{Command: "true", Session: "s"}).Details; d.Session != "s" || d.Cwd != "/" {
+		t.Errorf("cancelled in the queue: %+v", d)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the command ran")

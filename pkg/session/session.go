@@ -115,6 +115,19 @@ func (s Store) Peek(name string) (*Lease, error) {
 	return l, nil
 }
 
+// Cwd is where session name's last kept command ended, "" for a new (or unreadable) session: read
+// without the lock, as [Store.Peek] reads, and without creating anything.
+func (s Store) Cwd(name string) string {
+	if checkName(name) != nil {
+		return ""
+	}
+	st, err := readState(filepath.Join(s.path(name), stateFile))
+	if err != nil {
+		return ""
+	}
+	return st.State.Cwd
+}
+
 // Enqueue takes a place in this process's queue for session name without waiting: requests that must
 // run in the order they arrived (rpc) enqueue as they are read, then wait in [Ticket.Acquire]. The
 // ticket must be acquired or cancelled.
