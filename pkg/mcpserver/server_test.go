@@ -39,7 +39,7 @@ func testServer(t *testing.T, edit func(*Options)) *Server {
 	dir := t.TempDir()
 	o := Options{
 		Runner: pipeline.New(pipeline.Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(dir, "art"),
-			NonZeroExit: result.NonZeroError}),
+			SessionDir: filepath.Join(dir, "sessions"), NonZeroExit: result.NonZeroError}),
 		Tasks:   tasks.Store{Dir: filepath.Join(dir, "tasks")},
 		Version: "test",
 	}
