@@ -115,7 +115,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	if c.session == "" && !s.o.NoSession {
 		c.session, generated = SessionName(), true
 	}
-	tr := &transport{inner: t, inputDone: make(chan struct{})}
+	tr := &transport{inner: t, inputDone: make(chan struct{}), stop: ctx.Done()}
 	ss, err := s.mcp.Connect(context.WithValue(ctx, connKey{}, c), tr, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: connect: %w", err)
