@@ -18,8 +18,10 @@ import (
 )
 
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
-// to end before it exits; their supervisors then finish the kill themselves (SPEC §11).
-const mcpExitGrace = time.Second
+// to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (SPEC §11), then the connection's
+// session is removed, about 0.6 s in all, with room here for a loaded machine. Past it the supervisors
+// finish the kill themselves and the session is left for the next server's start to remove.
+const mcpExitGrace = 1500 * time.Millisecond
 
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
 const mcpSpares = 2

@@ -428,6 +428,46 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 	}
 }
 
+// A client gone kills its calls' trees with the grace of SPEC §11 (SIGKILL 0.5 s after SIGTERM), not
+// the configured one: a tree that ignores SIGTERM goes long before the minute the config gives it, and
+// the connection's session is removed once the call returned.
+func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {
+	ended := make(chan string, 1)
+	s := testServer(t, func(o *Options) {
+		o.Runner = pipeline.New(pipeline.Config{Timeout: 300, KillGrace: 60, ArtifactDir: filepath.Join(t.TempDir(), "art"),
+			SessionDir: filepath.Join(t.TempDir(), "sessions"), NonZeroExit: result.NonZeroError})
+		o.EndSession = func(name string) { ended <- name }
+	})
+	server, client := net.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: client, Writer: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
+		t.Fatalf("the command did not show: %v", marked(m))
+	}
+	_ = client.Close()
+	if !waitFor(30*time.Second, func() bool { return len(marked(m)) == 0 }) { // a bound far below the 60 s
+		t.Fatalf("left 30 s after the client went away (the configured grace, not the client-gone one): %v", marked(m))
+	}
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session was not ended")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+}
+
 // Calls of a connection without a session run at once: each waits for the others to have started.
 func TestConcurrentCalls(t *testing.T) {
 	cs, _ := connect(t, testServer(t, func(o *Options) { o.NoSession = true }), nil)
