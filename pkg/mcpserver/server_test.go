@@ -21,6 +21,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -423,7 +424,7 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ended) != 1 || !regexp.MustCompile(`^mcp-[0-9a-f]{12}$`).MatchString(ended[0]) {
+	if len(ended) != 1 || ServerOf(ended[0]) != os.Getpid() {
 		t.Errorf("sessions ended: %q", ended)
 	}
 }
@@ -650,7 +651,54 @@ func TestTailText(t *testing.T) {
 
 func TestSessionName(t *testing.T) {
 	a, b := SessionName(), SessionName()
-	if a == b || !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`).MatchString(a) {
+	if a == b || !session.Valid(a) || !regexp.MustCompile(`^mcp-[0-9]+-[0-9a-f]{12}$`).MatchString(a) {
 		t.Errorf("%q %q", a, b)
+	}
+	if ServerOf(a) != os.Getpid() {
+		t.Errorf("ServerOf(%q) = %d, want %d", a, ServerOf(a), os.Getpid())
+	}
+	for _, name := range []string{"work", "mcp-0123456789ab", "mcp-0-0123456789ab", "mcp-12-0123456789a",
+		"mcp-12-0123456789AB", "mcp-99999999-0123456789ab", "mcp-4294967297-0123456789ab", "xmcp-12-0123456789ab"} {
+		if pid := ServerOf(name); pid != 0 {
+			t.Errorf("ServerOf(%q) = %d, want 0", name, pid)
+		}
+	}
+}
+
+// The sessions of servers that are gone are removed; those of live servers, named ones and the
+// generated names of before (no pid) stay.
+func TestRemoveOrphanSessions(t *testing.T) {
+	store := session.Store{Dir: t.TempDir()}
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Skip(err)
+	}
+	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	gone := fmt.Sprintf("mcp-%d-0123456789ab", pidMax+1) // no process has it
+	live := fmt.Sprintf("mcp-%d-0123456789ab", os.Getpid())
+	names := []string{gone, live, "mcp-1-0123456789ab", "work", "mcp-0123456789ab"}
+	for _, name := range names {
+		l, err := store.Acquire(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	removed, err := RemoveOrphanSessions(store, time.Second)
+	if err != nil || !slices.Equal(removed, []string{gone}) {
+		t.Errorf("removed %q, %v; want [%s]", removed, err, gone)
+	}
+	infos, _ := store.List()
+	var left []string
+	for _, info := range infos {
+		left = append(left, info.Name)
+	}
+	slices.Sort(left)
+	want := slices.Sorted(slices.Values(names[1:]))
+	if !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if _, err := os.Stat(filepath.Join(store.Dir, gone)); !os.IsNotExist(err) {
+		t.Errorf("%s still on disk: %v", gone, err)
 	}
 }
