@@ -649,6 +649,34 @@ func TestTailText(t *testing.T) {
 	}
 }
 
+// As the bash tool's description says: a background start and a yield start from the connection's
+// session but leave it as it was.
+func TestBackgroundAndYieldLeaveTheSession(t *testing.T) {
+	s := testServer(t, nil)
+	cs, _ := connect(t, s, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || !strings.Contains(tools.Tools[0].Description, "run_in_background or yield_seconds starts from the state but does not change it") {
+		t.Fatalf("the bash description does not say it: %v", err)
+	}
+	dir := t.TempDir()
+	call(t, cs, "bash", map[string]any{"command": "cd " + dir + " && export MARK=kept"})
+	for _, args := range []map[string]any{
+		{"command": `echo "$MARK"; cd / && export MARK=changed`, "run_in_background": true},
+		{"command": `echo "$MARK"; cd / && export MARK=changed`, "yield_seconds": 30},
+	} {
+		r := call(t, cs, "bash", args)
+		if args["yield_seconds"] != nil && !strings.Contains(text(r), "kept") {
+			t.Errorf("the yielded command did not start from the session: %q", text(r))
+		}
+		if id := details(t, r).TaskID; id != "" {
+			call(t, cs, "bash_output", map[string]any{"task_id": id, "wait_seconds": 10})
+		}
+		if got := text(call(t, cs, "bash", map[string]any{"command": `echo "$PWD $MARK"`})); got != dir+" kept" {
+			t.Errorf("after %v: %q, want %q", args, got, dir+" kept")
+		}
+	}
+}
+
 func TestSessionName(t *testing.T) {
 	a, b := SessionName(), SessionName()
 	if a == b || !session.Valid(a) || !regexp.MustCompile(`^mcp-[0-9]+-[0-9a-f]{12}$`).MatchString(a) {
