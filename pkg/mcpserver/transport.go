@@ -154,7 +154,8 @@ func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
 const MaxLineBytes = 16 << 20
 
 // Stdio is the stdio transport over in and out: newline-delimited JSON-RPC, each message one write to out
-// (so nothing interleaves inside a line), lines longer than [MaxLineBytes] refused one by one.
+// (so nothing interleaves inside a line), lines longer than [MaxLineBytes] and lines that are not one
+// JSON-RPC 2.0 message answered with an error one by one, the server reading on.
 func Stdio(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	return &mcp.IOTransport{
@@ -180,7 +181,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil } // stdout stays open: the process may still log
 
 // lineGuard passes whole lines of r through, up to limit bytes each; a longer line is read to its end,
-// dropped, and answered on out with an invalid-request error.
+// dropped, and answered on out with an invalid-request error, as a line the SDK could not take is
+// ([checkLine]).
 type lineGuard struct {
 	in    io.Reader // closed with the connection when it is a Closer (as the SDK closes stdin)
 	r     *bufio.Reader
