@@ -18,8 +18,10 @@ import (
 )
 
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
-// to end before it exits; their supervisors then finish the kill themselves (SPEC §11).
-const mcpExitGrace = time.Second
+// to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (SPEC §11), then the connection's
+// session is removed, about 0.6 s in all, with room here for a loaded machine. Past it the supervisors
+// finish the kill themselves and the session is left for the next server's start to remove.
+const mcpExitGrace = 1500 * time.Millisecond
 
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
 const mcpSpares = 2
@@ -42,7 +44,8 @@ and isError when the command failed, timed out or was blocked.
 
 The flags of run given here are the defaults of every call (--timeout 60, --cwd DIR, --max-bytes N, …);
 a call's own arguments win. By default each connection has a session of its own: cd and export carry over
-between its bash calls, which run one after another, and the session is removed when the client goes away.
+between its bash calls, which run one after another, and the session is removed when the client goes away
+(or, when the server was killed first, by the next server's start).
 --session NAME uses a named session that outlives the server; --no-session runs every call afresh and in
 parallel. Background tasks outlive the server.
 
@@ -87,6 +90,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 	local.Prewarm()
 	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
 	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+	removeOrphanSessions(pc.SessionDir, ios)
 
 	ctx, cancel := context.WithCancelCause(c.Context())
 	defer cancel(nil)
@@ -116,6 +120,21 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		return exitError{code: 1, err: fmt.Errorf("mcp: %w", err)}
 	}
 	return nil
+}
+
+// orphanWait is how long the start of `agentbash mcp` waits for a command still holding a session of a
+// server that is gone (a call its supervisor is still killing) before it leaves that session.
+const orphanWait = 200 * time.Millisecond
+
+// removeOrphanSessions removes the sessions that servers killed before they could remove their own left
+// behind (they may hold exported secrets), warning of those it could not remove.
+func removeOrphanSessions(dir string, ios IO) {
+	if dir == "" {
+		return
+	}
+	if _, err := mcpserver.RemoveOrphanSessions(session.Store{Dir: dir}, orphanWait); err != nil {
+		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove the sessions of servers gone: %v", err)})
+	}
 }
 
 // removeSession removes the state of a connection's own session once the connection ended and its calls

@@ -16,12 +16,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
@@ -115,7 +121,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	if c.session == "" && !s.o.NoSession {
 		c.session, generated = SessionName(), true
 	}
-	tr := &transport{inner: t, inputDone: make(chan struct{})}
+	tr := &transport{inner: t, inputDone: make(chan struct{}), stop: ctx.Done()}
 	ss, err := s.mcp.Connect(context.WithValue(ctx, connKey{}, c), tr, nil)
 	if err != nil {
 		return fmt.Errorf("mcp: connect: %w", err)
@@ -158,10 +164,57 @@ func (o Options) logf(format string, args ...any) {
 	}
 }
 
-// SessionName generates the name of a connection's own session: "mcp-" and 12 random hex digits, a valid
-// session name (SPEC §7.1) that no other connection gets.
+// SessionName generates the name of a connection's own session: "mcp-", this process's pid, "-" and 12
+// random hex digits, a valid session name (SPEC §7.1) that no other connection gets. The pid lets a later
+// server find the sessions of a server that was killed before it could remove them
+// ([RemoveOrphanSessions]).
 func SessionName() string {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return "mcp-" + hex.EncodeToString(b)
+	return fmt.Sprintf("mcp-%d-%s", os.Getpid(), hex.EncodeToString(b))
+}
+
+// generatedName matches a name SessionName makes; its group is the server's pid (at most 7 digits: Linux
+// pids stay below 2^22, and a longer number would not fit the kernel's pid_t).
+var generatedName = regexp.MustCompile(`^mcp-([1-9][0-9]{0,6})-[0-9a-f]{12}$`)
+
+// ServerOf is the pid of the server that generated session name, 0 when name is not one SessionName makes.
+func ServerOf(name string) int {
+	m := generatedName.FindStringSubmatch(name)
+	if m == nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil {
+		return 0
+	}
+	return pid
+}
+
+// RemoveOrphanSessions removes the sessions of store that a server generated and whose server is gone
+// (kill(pid, 0) fails with ESRCH): a server that was SIGKILLed never removed its own, which may hold
+// exported secrets. Each removal waits up to wait for a command that still holds the session (then the
+// session stays). It returns the names removed; err joins the failures.
+func RemoveOrphanSessions(store session.Store, wait time.Duration) (removed []string, err error) {
+	entries, err := os.ReadDir(store.Dir) // not List, which skips a session whose state it cannot read
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		pid := ServerOf(e.Name())
+		if !e.IsDir() || pid == 0 || !errors.Is(unix.Kill(pid, 0), unix.ESRCH) {
+			continue // not generated, or its server (or a process with its pid) lives
+		}
+		switch err := store.Remove(e.Name(), wait); {
+		case err == nil:
+			removed = append(removed, e.Name())
+		case !errors.Is(err, session.ErrNotFound):
+			errs = append(errs, err)
+		}
+	}
+	return removed, errors.Join(errs...)
 }

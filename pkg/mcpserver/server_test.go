@@ -21,6 +21,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -39,7 +40,7 @@ func testServer(t *testing.T, edit func(*Options)) *Server {
 	dir := t.TempDir()
 	o := Options{
 		Runner: pipeline.New(pipeline.Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(dir, "art"),
-			NonZeroExit: result.NonZeroError}),
+			SessionDir: filepath.Join(dir, "sessions"), NonZeroExit: result.NonZeroError}),
 		Tasks:   tasks.Store{Dir: filepath.Join(dir, "tasks")},
 		Version: "test",
 	}
@@ -423,8 +424,48 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ended) != 1 || !regexp.MustCompile(`^mcp-[0-9a-f]{12}$`).MatchString(ended[0]) {
+	if len(ended) != 1 || ServerOf(ended[0]) != os.Getpid() {
 		t.Errorf("sessions ended: %q", ended)
+	}
+}
+
+// A client gone kills its calls' trees with the grace of SPEC §11 (SIGKILL 0.5 s after SIGTERM), not
+// the configured one: a tree that ignores SIGTERM goes long before the minute the config gives it, and
+// the connection's session is removed once the call returned.
+func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {
+	ended := make(chan string, 1)
+	s := testServer(t, func(o *Options) {
+		o.Runner = pipeline.New(pipeline.Config{Timeout: 300, KillGrace: 60, ArtifactDir: filepath.Join(t.TempDir(), "art"),
+			SessionDir: filepath.Join(t.TempDir(), "sessions"), NonZeroExit: result.NonZeroError})
+		o.EndSession = func(name string) { ended <- name }
+	})
+	server, client := net.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: client, Writer: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
+		t.Fatalf("the command did not show: %v", marked(m))
+	}
+	_ = client.Close()
+	if !waitFor(30*time.Second, func() bool { return len(marked(m)) == 0 }) { // a bound far below the 60 s
+		t.Fatalf("left 30 s after the client went away (the configured grace, not the client-gone one): %v", marked(m))
+	}
+	select {
+	case <-ended:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the session was not ended")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }
 
@@ -608,9 +649,84 @@ func TestTailText(t *testing.T) {
 	}
 }
 
+// As the bash tool's description says: a background start and a yield start from the connection's
+// session but leave it as it was.
+func TestBackgroundAndYieldLeaveTheSession(t *testing.T) {
+	s := testServer(t, nil)
+	cs, _ := connect(t, s, nil)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || !strings.Contains(tools.Tools[0].Description, "run_in_background or yield_seconds starts from the state but does not change it") {
+		t.Fatalf("the bash description does not say it: %v", err)
+	}
+	dir := t.TempDir()
+	call(t, cs, "bash", map[string]any{"command": "cd " + dir + " && export MARK=kept"})
+	for _, args := range []map[string]any{
+		{"command": `echo "$MARK"; cd / && export MARK=changed`, "run_in_background": true},
+		{"command": `echo "$MARK"; cd / && export MARK=changed`, "yield_seconds": 30},
+	} {
+		r := call(t, cs, "bash", args)
+		if args["yield_seconds"] != nil && !strings.Contains(text(r), "kept") {
+			t.Errorf("the yielded command did not start from the session: %q", text(r))
+		}
+		if id := details(t, r).TaskID; id != "" {
+			call(t, cs, "bash_output", map[string]any{"task_id": id, "wait_seconds": 10})
+		}
+		if got := text(call(t, cs, "bash", map[string]any{"command": `echo "$PWD $MARK"`})); got != dir+" kept" {
+			t.Errorf("after %v: %q, want %q", args, got, dir+" kept")
+		}
+	}
+}
+
 func TestSessionName(t *testing.T) {
 	a, b := SessionName(), SessionName()
-	if a == b || !regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`).MatchString(a) {
+	if a == b || !session.Valid(a) || !regexp.MustCompile(`^mcp-[0-9]+-[0-9a-f]{12}$`).MatchString(a) {
 		t.Errorf("%q %q", a, b)
+	}
+	if ServerOf(a) != os.Getpid() {
+		t.Errorf("ServerOf(%q) = %d, want %d", a, ServerOf(a), os.Getpid())
+	}
+	for _, name := range []string{"work", "mcp-0123456789ab", "mcp-0-0123456789ab", "mcp-12-0123456789a",
+		"mcp-12-0123456789AB", "mcp-99999999-0123456789ab", "mcp-4294967297-0123456789ab", "xmcp-12-0123456789ab"} {
+		if pid := ServerOf(name); pid != 0 {
+			t.Errorf("ServerOf(%q) = %d, want 0", name, pid)
+		}
+	}
+}
+
+// The sessions of servers that are gone are removed; those of live servers, named ones and the
+// generated names of before (no pid) stay.
+func TestRemoveOrphanSessions(t *testing.T) {
+	store := session.Store{Dir: t.TempDir()}
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		t.Skip(err)
+	}
+	pidMax, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	gone := fmt.Sprintf("mcp-%d-0123456789ab", pidMax+1) // no process has it
+	live := fmt.Sprintf("mcp-%d-0123456789ab", os.Getpid())
+	names := []string{gone, live, "mcp-1-0123456789ab", "work", "mcp-0123456789ab"}
+	for _, name := range names {
+		l, err := store.Acquire(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+	}
+	removed, err := RemoveOrphanSessions(store, time.Second)
+	if err != nil || !slices.Equal(removed, []string{gone}) {
+		t.Errorf("removed %q, %v; want [%s]", removed, err, gone)
+	}
+	infos, _ := store.List()
+	var left []string
+	for _, info := range infos {
+		left = append(left, info.Name)
+	}
+	slices.Sort(left)
+	want := slices.Sorted(slices.Values(names[1:]))
+	if !slices.Equal(left, want) {
+		t.Errorf("left %q, want %q", left, want)
+	}
+	if _, err := os.Stat(filepath.Join(store.Dir, gone)); !os.IsNotExist(err) {
+		t.Errorf("%s still on disk: %v", gone, err)
 	}
 }

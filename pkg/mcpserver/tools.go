@@ -66,7 +66,7 @@ Results:
 
 Background tasks: for a command that does not end by itself or runs for minutes (a dev server, a watcher, a long build or test run), set run_in_background: it returns at once with "Started task 7 (pid 4242): …" and structuredContent.taskId, and the command keeps running after this call (it has no timeout unless you give one). Read what it prints with bash_output, stop it with bash_kill, list tasks with bash_tasks. Or set yield_seconds: the command runs as usual, but if it is still running after that many seconds it goes on as a task and you get what it printed so far.`
 
-const sessionOn = `State carries over between bash calls of this connection, as in one terminal: cd, exported variables, functions and aliases stay for the next call (cwd runs a single call elsewhere). A command that timed out or was cancelled leaves the state as it was. Calls of this connection run one after another.`
+const sessionOn = `State carries over between bash calls of this connection, as in one terminal: cd, exported variables, functions and aliases stay for the next call (cwd runs a single call elsewhere). A command that timed out or was cancelled leaves the state as it was. A call with run_in_background or yield_seconds starts from the state but does not change it (a cd or export in it stays in that command). Calls of this connection run one after another.`
 
 const sessionOff = `Every call starts afresh in the server's directory (or cwd): cd and export do not carry over to the next call, so chain dependent steps with && in one command. Calls run in parallel.`
 

@@ -9,18 +9,25 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // transport wraps the connection of another transport so that a request the client cancelled gets no
 // response (the MCP spec: a receiver of notifications/cancelled should not answer the request; the SDK
-// would send the handler's result anyway), and so that Serve learns when the client's input ended.
+// would send the handler's result anyway), so that Serve learns when the client's input ended, and so
+// that the calls still running then are killed as their client is gone (SPEC §11: SIGKILL
+// [supervisor.ClientGoneGrace] after SIGTERM, not the configured grace).
 type transport struct {
 	inner     mcp.Transport
-	inputDone chan struct{} // closed when Read fails: EOF, the client went away
+	inputDone chan struct{}   // closed when Read fails: EOF, the client went away
+	stop      <-chan struct{} // closed when the server ends the connection itself (Serve's context)
 }
 
 func (t *transport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -28,38 +35,62 @@ func (t *transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &connection{Connection: c, inputDone: t.inputDone, calls: map[jsonrpc.ID]bool{}}, nil
+	return &connection{Connection: c, inputDone: t.inputDone, stop: t.stop, calls: map[jsonrpc.ID]inFlight{},
+		answered: make(chan struct{}, 1)}, nil
 }
 
-// connection is the wrapped connection: calls holds the ids of the requests in flight (true once the
-// client cancelled one), so it stays as small as the calls running.
+// connection is the wrapped connection: calls holds the requests in flight, so it stays as small as the
+// calls running.
 type connection struct {
 	mcp.Connection
 	inputDone chan struct{}
+	stop      <-chan struct{}
 	once      sync.Once
 	mu        sync.Mutex
-	calls     map[jsonrpc.ID]bool
+	calls     map[jsonrpc.ID]inFlight
+	answered  chan struct{} // gets a token when a response was written
 }
+
+// inFlight is a request in flight.
+type inFlight struct {
+	cancelled bool // the client cancelled it: it gets no response
+	tool      bool // tools/call, which may run for long
+}
+
+// endGrace bounds how long the end of the client's input waits for the answers to its requests other than
+// tool calls (ping, tools/list, …: a client that writes its last requests and closes its end at once
+// still gets them; the SDK writes nothing once it saw the end).
+const endGrace = time.Second
+
+// errClientGone is the error Read returns once the client's input ended: the SDK cancels the calls in
+// flight with it as the cause, which kills a call's tree with the grace of a client gone.
+type errClientGone struct{ err error }
+
+func (e errClientGone) Error() string          { return "the client went away: " + e.err.Error() }
+func (e errClientGone) Unwrap() error          { return e.err }
+func (errClientGone) KillGrace() time.Duration { return supervisor.ClientGoneGrace }
 
 func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err != nil {
+		c.waitAnswers()
 		c.once.Do(func() { close(c.inputDone) })
-		return msg, err
+		return msg, errClientGone{err}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()
 		switch {
 		case req.IsCall():
-			c.calls[req.ID] = false
+			c.calls[req.ID] = inFlight{tool: req.Method == "tools/call"}
 		case req.Method == "notifications/cancelled":
 			var p struct {
 				RequestID any `json:"requestId"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
-					if _, running := c.calls[id]; running {
-						c.calls[id] = true
+					if cl, running := c.calls[id]; running {
+						cl.cancelled = true
+						c.calls[id] = cl
 					}
 				}
 			}
@@ -69,17 +100,52 @@ func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, nil
 }
 
-func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if resp, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		cancelled := c.calls[resp.ID]
-		delete(c.calls, resp.ID)
-		c.mu.Unlock()
-		if cancelled {
-			return nil // the client cancelled it: no response
+// waitAnswers waits, up to endGrace, until every request in flight but the tool calls was answered,
+// unless the server itself is ending the connection.
+func (c *connection) waitAnswers() {
+	timer := time.NewTimer(endGrace)
+	defer timer.Stop()
+	for c.quickPending() {
+		select {
+		case <-c.answered:
+		case <-timer.C:
+			return
+		case <-c.stop:
+			return
 		}
 	}
-	return c.Connection.Write(ctx, msg)
+}
+
+// quickPending tells whether a request other than a tool call is in flight and not cancelled.
+func (c *connection) quickPending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, cl := range c.calls {
+		if !cl.tool && !cl.cancelled {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.mu.Lock()
+	cancelled := c.calls[resp.ID].cancelled
+	delete(c.calls, resp.ID)
+	c.mu.Unlock()
+	var err error
+	if !cancelled { // else the client cancelled it: no response
+		err = c.Connection.Write(ctx, msg)
+	}
+	select {
+	case c.answered <- struct{}{}:
+	default:
+	}
+	return err
 }
 
 // MaxLineBytes is the longest request line the stdio transport takes (as rpc, SPEC §7.2): a longer one is
@@ -88,7 +154,8 @@ func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
 const MaxLineBytes = 16 << 20
 
 // Stdio is the stdio transport over in and out: newline-delimited JSON-RPC, each message one write to out
-// (so nothing interleaves inside a line), lines longer than [MaxLineBytes] refused one by one.
+// (so nothing interleaves inside a line), lines longer than [MaxLineBytes] and lines that are not one
+// JSON-RPC 2.0 message answered with an error one by one, the server reading on.
 func Stdio(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	return &mcp.IOTransport{
@@ -114,7 +181,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (l *lockedWriter) Close() error { return nil } // stdout stays open: the process may still log
 
 // lineGuard passes whole lines of r through, up to limit bytes each; a longer line is read to its end,
-// dropped, and answered on out with an invalid-request error.
+// dropped, and answered on out with an invalid-request error, as a line the SDK could not take is
+// ([checkLine]).
 type lineGuard struct {
 	in    io.Reader // closed with the connection when it is a Closer (as the SDK closes stdin)
 	r     *bufio.Reader
@@ -143,8 +211,29 @@ func (g *lineGuard) Close() error {
 	return nil
 }
 
-// next reads the next line that is not too long (with its newline), answering the ones that are.
+// next reads the next line that is a message the SDK can take (with its newline): a line too long, one
+// that is not JSON or not a JSON-RPC 2.0 message is answered with an error instead (SPEC §9: the server
+// goes on), a blank line skipped. The SDK would end the connection at any of them.
 func (g *lineGuard) next() ([]byte, error) {
+	for {
+		line, err := g.readLine()
+		if len(line) > 0 {
+			if ok, answer := checkLine(line); !ok {
+				if answer != nil {
+					_, _ = g.out.Write(answer)
+				}
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		return line, err
+	}
+}
+
+// readLine reads the next line that is not too long (with its newline), answering the ones that are.
+func (g *lineGuard) readLine() ([]byte, error) {
 	var line []byte
 	var head, tail []byte // the ends of a line too long, for its id
 	size := 0
@@ -203,13 +292,106 @@ func lineID(head, tail []byte) any {
 // refuse answers a request line of size bytes that is too long; without an id found, the error has a
 // null id, as JSON-RPC answers a request it could not read.
 func (g *lineGuard) refuse(head, tail []byte, size int) {
-	answer := map[string]any{"jsonrpc": "2.0", "id": lineID(head, tail), "error": map[string]any{
-		"code":    jsonrpc.CodeInvalidRequest,
-		"message": fmt.Sprintf("request of %d bytes is longer than the %d bytes a request may have", size, g.limit),
-	}}
-	b, err := json.Marshal(answer)
-	if err != nil {
-		return
+	var id json.RawMessage
+	if v := lineID(head, tail); v != nil {
+		id, _ = json.Marshal(v)
 	}
-	_, _ = g.out.Write(append(b, '\n'))
+	_, _ = g.out.Write(errorLine(id, jsonrpc.CodeInvalidRequest,
+		fmt.Sprintf("request of %d bytes is longer than the %d bytes a request may have", size, g.limit)))
+}
+
+// errorResponse is a JSON-RPC error response as the guard writes it.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"` // as the request wrote it; null when it had none to answer
+	Error   struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// errorLine is the line of an error response: id as the request wrote it (nil is null), code, message.
+func errorLine(id json.RawMessage, code int64, message string) []byte {
+	r := errorResponse{JSONRPC: "2.0", ID: id}
+	if r.ID == nil {
+		r.ID = json.RawMessage("null")
+	}
+	r.Error.Code, r.Error.Message = code, message
+	b, _ := json.Marshal(r) // never fails: id is JSON, the rest plain values
+	return append(b, '\n')
+}
+
+// maxSafeID bounds an integer id: the SDK keeps a number id as a float64 and answers with its int64, so a
+// larger one would come back changed and match no request of the client.
+const maxSafeID = 1 << 53
+
+// integerID matches a JSON number without fraction or exponent.
+var integerID = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)$`)
+
+// checkLine tells whether line (one line of input, with its newline) is a message the SDK can take: a
+// JSON-RPC 2.0 request, notification or response as one object, with an id that is a string, an integer
+// (within ±2^53) or null. Else answer is the error response to write (-32700 for a line that is not JSON,
+// -32600 for one that is not a valid request; the id the request's own when it is a valid one, else
+// null), or nil for a line to drop unanswered: a blank line, or a response the SDK could not read (a
+// response is never answered, JSON-RPC 2.0 §5).
+func checkLine(line []byte) (ok bool, answer []byte) {
+	line = bytes.TrimSpace(line)
+	switch {
+	case len(line) == 0:
+		return false, nil
+	case !json.Valid(line):
+		return false, errorLine(nil, jsonrpc.CodeParseError, "parse error: the line is not JSON")
+	case line[0] == '[':
+		return false, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: batches are not supported")
+	case line[0] != '{':
+		return false, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: a message is a JSON object")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return false, errorLine(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
+	}
+	invalid := func(id json.RawMessage, why string) (bool, []byte) {
+		return false, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
+	}
+	rawID, hasID := m["id"]
+	var id json.RawMessage // the id to answer with: a valid one, else nil (null)
+	switch {
+	case !hasID || string(rawID) == "null":
+	case rawID[0] == '"':
+		id = rawID
+	case integerID.Match(rawID):
+		if n, err := strconv.ParseInt(string(rawID), 10, 64); err != nil || n > maxSafeID || n < -maxSafeID {
+			return invalid(nil, "id "+string(rawID)+" is out of range (at most 2^53 in magnitude)")
+		}
+		id = rawID
+	default:
+		return invalid(nil, "id must be a string, an integer or null")
+	}
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return invalid(id, `"jsonrpc" must be "2.0"`)
+	}
+	method, isRequest := m["method"]
+	if isRequest {
+		var name string
+		if json.Unmarshal(method, &name) != nil {
+			return invalid(id, `"method" must be a string`)
+		}
+	} else {
+		_, hasResult := m["result"]
+		_, hasError := m["error"]
+		switch {
+		case !hasResult && !hasError:
+			return invalid(id, `a request needs "method"`)
+		case id == nil:
+			return false, nil // a response to nothing the server can tell: dropped
+		}
+	}
+	if _, err := jsonrpc.DecodeMessage(line); err != nil { // whatever else the SDK would stop at
+		if !isRequest {
+			return false, nil
+		}
+		return invalid(id, err.Error())
+	}
+	return true, nil
 }

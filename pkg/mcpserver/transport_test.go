@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -123,5 +124,105 @@ func TestLineGuard(t *testing.T) {
 			!strings.Contains(m.Error.Message, "longer than the 100 bytes") {
 			t.Errorf("answer %d: %s", i, a)
 		}
+	}
+}
+
+// Every line the SDK would end the connection at is answered (or dropped) by the guard; the messages it
+// can take pass.
+func TestCheckLine(t *testing.T) {
+	const pass, drop = 0, 1 // want codes besides the JSON-RPC ones
+	for _, tc := range []struct {
+		line string
+		code int64
+		id   string // the answer's id, as JSON
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, pass, ""},
+		{`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"bash"}}`, pass, ""},
+		{`{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}`, pass, ""},
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, pass, ""}, // the SDK takes it as a notification
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, pass, ""},
+		{"  {\"jsonrpc\":\"2.0\",\"method\":\"\",\"id\":2}\r\n", pass, ""}, // the SDK: method not found
+		{`{"jsonrpc":"2.0","id":4,"result":{}}`, pass, ""},                 // a response to the server's request
+		{`{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}`, pass, ""},
+		{"", drop, ""},
+		{" \t\r\n", drop, ""},
+		{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, drop, ""}, // never answer a response
+		{`{"jsonrpc":"2.0","id":5,"error":"bad"}`, drop, ""},
+		{`garbage`, jsonrpc.CodeParseError, "null"},
+		{`{"jsonrpc":"2.0","id":6,"method":"ping"`, jsonrpc.CodeParseError, "null"},
+		{`{"jsonrpc":"2.0","id":6,"method":"ping"} {}`, jsonrpc.CodeParseError, "null"},
+		{`{}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, jsonrpc.CodeInvalidRequest, "null"}, // a batch
+		{`[]`, jsonrpc.CodeInvalidRequest, "null"},
+		{`"ping"`, jsonrpc.CodeInvalidRequest, "null"},
+		{`null`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":{},"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":[1],"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"},
+		{`{"jsonrpc":"1.0","id":8,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "8"},
+		{`{"jsonrpc":2,"id":"s","method":"ping"}`, jsonrpc.CodeInvalidRequest, `"s"`},
+		{`{"id":9,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "9"},
+		{`{"jsonrpc":"2.0","method":"ping"}{"id":1}`, jsonrpc.CodeParseError, "null"},
+		{`{"jsonrpc":"2.0","id":10,"method":5}`, jsonrpc.CodeInvalidRequest, "10"},
+		{`{"jsonrpc":"2.0","id":11}`, jsonrpc.CodeInvalidRequest, "11"},
+		{`{"jsonrpc":"2.0","method":"ping","ID":12}`, pass, ""}, // keys are case-sensitive: a notification
+	} {
+		ok, answer := checkLine([]byte(tc.line))
+		switch {
+		case tc.code == pass:
+			if !ok || answer != nil {
+				t.Errorf("%s: not passed (answer %s)", tc.line, answer)
+			}
+			continue
+		case ok:
+			t.Errorf("%s: passed, want code %d", tc.line, tc.code)
+			continue
+		case tc.code == drop:
+			if answer != nil {
+				t.Errorf("%s: answered %s, want dropped", tc.line, answer)
+			}
+			continue
+		}
+		var m struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Error   struct {
+				Code    int64  `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if !strings.HasSuffix(string(answer), "}\n") || strings.Count(string(answer), "\n") != 1 {
+			t.Errorf("%s: answer %q is not one line", tc.line, answer)
+		}
+		if err := json.Unmarshal(answer, &m); err != nil {
+			t.Fatalf("%s: answer %q: %v", tc.line, answer, err)
+		}
+		if m.JSONRPC != "2.0" || string(m.ID) != tc.id || m.Error.Code != tc.code || m.Error.Message == "" {
+			t.Errorf("%s: answer %s, want code %d id %s", tc.line, answer, tc.code, tc.id)
+		}
+	}
+}
+
+// The guard answers a bad line on out and passes the lines around it.
+func TestLineGuardAnswersBadLines(t *testing.T) {
+	input := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\ngarbage\n\n" + `{"jsonrpc":"2.0","id":true}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" + `[1` // a last bad line without newline
+	var out strings.Builder
+	g := &lineGuard{in: strings.NewReader(input), r: bufio.NewReader(strings.NewReader(input)), out: &out, limit: 100}
+	got, err := io.ReadAll(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	if string(got) != want {
+		t.Errorf("passed %q, want %q", got, want)
+	}
+	codes := regexp.MustCompile(`"code":(-[0-9]+)`).FindAllStringSubmatch(out.String(), -1)
+	if len(codes) != 3 || codes[0][1] != "-32700" || codes[1][1] != "-32600" || codes[2][1] != "-32700" {
+		t.Errorf("answers %q", out.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -287,7 +288,7 @@ func (p *Process) start(ctx context.Context, r run.Request) error {
 	p.stop = context.AfterFunc(ctx, func() {
 		mu.Lock()
 		defer mu.Unlock()
-		_ = enc.Encode(Request{Op: OpCancel})
+		_ = enc.Encode(cancelRequest(context.Cause(ctx)))
 	})
 	p.dec, p.live = json.NewDecoder(p.conn), r.Live
 	for {
@@ -484,4 +485,15 @@ func (p *Process) Close() error {
 		return nil // how it ended says nothing the caller can act on
 	}
 	return err
+}
+
+// cancelRequest is the "cancel" of a run whose context ended with cause: with the grace the cause names
+// (a KillGrace method, as run.Local honours it in process), else the spec's.
+func cancelRequest(cause error) Request {
+	req := Request{Op: OpCancel}
+	if g, ok := cause.(interface{ KillGrace() time.Duration }); ok {
+		grace := max(g.KillGrace(), 0)
+		req.KillGrace = &grace
+	}
+	return req
 }

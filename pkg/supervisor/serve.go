@@ -53,6 +53,14 @@ func (c cancelled) Error() string {
 	return "cancelled by the client"
 }
 
+// cancelledWithGrace is the cause of a "cancel" request that names its grace.
+type cancelledWithGrace struct {
+	cancelled
+	grace time.Duration
+}
+
+func (c cancelledWithGrace) KillGrace() time.Duration { return c.grace }
+
 // Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when the run was
 // reported (or the client was gone), 2 when the socket or the start request is broken.
 func Main() int {
@@ -205,8 +213,8 @@ func serve(conn *net.UnixConn) error {
 	return nil
 }
 
-// watchClient reads the client's requests after the start: "cancel" cancels the run with the spec's
-// grace; "detach" makes an attached task a detached one; EOF (the client exited or was killed) cancels
+// watchClient reads the client's requests after the start: "cancel" cancels the run with the grace it
+// names, else the spec's; "detach" makes an attached task a detached one; EOF (the client exited or was killed) cancels
 // the run with ClientGoneGrace, unless it is a detached task, which goes on.
 func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached bool) {
 	for {
@@ -219,7 +227,11 @@ func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached boo
 		}
 		switch req.Op {
 		case OpCancel:
-			cancel(cancelled{})
+			if req.KillGrace != nil {
+				cancel(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
+			} else {
+				cancel(cancelled{})
+			}
 		case OpDetach:
 			detached = true
 		}

@@ -10,7 +10,8 @@
 //
 // The protocol is JSON, one object per message, on the socket: the client sends a [Request] with Op
 // "start" first (its file descriptors, such as the command's stdin, travel in one SCM_RIGHTS message just
-// before it), then "cancel" when it wants the run killed; the supervisor sends "output" events (only when
+// before it), then "cancel" when it wants the run killed (with the grace its context's cancel cause names,
+// as [run.Local] takes it); the supervisor sends "output" events (only when
 // live output was asked for) and one "done" [Event] with the outcome and the sink's summary, then exits.
 // The command's text travels on the socket, never on a command line, so `pgrep -f` never finds agentbash.
 package supervisor
@@ -66,6 +67,10 @@ type Spec struct {
 type Request struct {
 	Op   string `json:"op"`
 	Spec *Spec  `json:"spec,omitempty"`
+	// KillGrace of a "cancel", nanoseconds: the time between SIGTERM and SIGKILL for this cancel when
+	// the client's cancel says how long (its own caller went away: [ClientGoneGrace], SPEC §11); absent,
+	// the spec's.
+	KillGrace *time.Duration `json:"killGrace,omitempty"`
 }
 
 // Event is a message from the supervisor.

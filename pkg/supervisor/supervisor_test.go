@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -228,5 +229,56 @@ func TestUnusedSupervisorExits(t *testing.T) {
 	}
 	if syscall.Kill(pid, 0) == nil {
 		t.Fatalf("supervisor %d still there after Close", pid)
+	}
+}
+
+// graceCause is a cancel cause that names its kill grace, as the MCP server's for a client gone.
+type graceCause time.Duration
+
+func (g graceCause) Error() string            { return "gone" }
+func (g graceCause) KillGrace() time.Duration { return time.Duration(g) }
+
+// A cancel whose cause names a grace carries it to the supervisor: a tree that ignores SIGTERM gets
+// SIGKILL after that grace, not after the spec's hour.
+func TestCancelCarriesTheCausesGrace(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	s := spec(t, `trap "" TERM; echo started; exec -a `+m+` sleep 300`, time.Hour)
+	s.KillGrace = time.Hour
+	ctx, cancel := context.WithCancelCause(context.Background())
+	done := make(chan struct{})
+	var r run.Outcome
+	var err error
+	go func() { r, err = runIt(t, ctx, s); close(done) }()
+	if !waitFor(10*time.Second, func() bool { return len(alive(m)) == 1 }) {
+		t.Fatalf("the command never showed: %v", alive(m))
+	}
+	cancel(graceCause(100 * time.Millisecond))
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second): // a bound against the hour, not a timing assertion
+		t.Fatal("the run still waits for the spec's grace")
+	}
+	if err != nil || !r.Cancelled || r.Summary.Text != "started\n" || len(alive(m)) != 0 {
+		t.Fatalf("got %+v %v, alive %v", r, err, alive(m))
+	}
+}
+
+// The cancel request names a grace only when the cause does; the supervisor keeps the spec's otherwise.
+func TestCancelRequest(t *testing.T) {
+	for _, tc := range []struct {
+		cause error
+		want  string
+	}{
+		{context.Canceled, `{"op":"cancel"}`},
+		{nil, `{"op":"cancel"}`},
+		{graceCause(500 * time.Millisecond), `{"op":"cancel","killGrace":500000000}`},
+		{graceCause(0), `{"op":"cancel","killGrace":0}`},
+		{graceCause(-time.Second), `{"op":"cancel","killGrace":0}`},
+	} {
+		b, err := json.Marshal(cancelRequest(tc.cause))
+		if err != nil || string(b) != tc.want {
+			t.Errorf("cancel of %v: %s %v, want %s", tc.cause, b, err, tc.want)
+		}
 	}
 }
