@@ -86,6 +86,7 @@ func serve(t *testing.T) *served {
 	local := &supervisor.Local{Spares: 1}
 	t.Cleanup(func() { local.Close() })
 	runner := pipeline.New(pipeline.Config{Timeout: 60, KillGrace: 1, ArtifactDir: filepath.Join(dir, "artifacts"),
+		SessionDir: filepath.Join(dir, "sessions"),
 		Executor: local})
 	s := &Server{Runner: runner, Task: pipeline.Task{Store: tasks.Store{Dir: filepath.Join(dir, "tasks")}},
 		KillLimit: 10 * time.Second}

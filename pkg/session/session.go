@@ -78,6 +78,17 @@ const (
 
 func (s Store) path(name string) string { return filepath.Join(s.Dir, name) }
 
+// ErrNoDir is a Store without a directory: a session would land in the working directory.
+var ErrNoDir = errors.New("sessions have no state directory")
+
+// check checks name and that the store has a directory.
+func (s Store) check(name string) error {
+	if s.Dir == "" {
+		return fmt.Errorf("session %s: %w", name, ErrNoDir)
+	}
+	return checkName(name)
+}
+
 func checkName(name string) error {
 	if !Valid(name) {
 		return fmt.Errorf("session %q: %w", name, ErrBadName)
@@ -101,7 +112,7 @@ func (s Store) Acquire(ctx context.Context, name string) (*Lease, error) {
 // command of the session. The state file is replaced whole by a rename, so what Peek reads is one
 // command's state, never half of one. The Lease must be released (it removes its prelude).
 func (s Store) Peek(name string) (*Lease, error) {
-	if err := checkName(name); err != nil {
+	if err := s.check(name); err != nil {
 		return nil, err
 	}
 	dir := s.path(name)
@@ -132,7 +143,7 @@ func (s Store) Cwd(name string) string {
 // run in the order they arrived (rpc) enqueue as they are read, then wait in [Ticket.Acquire]. The
 // ticket must be acquired or cancelled.
 func (s Store) Enqueue(name string) (*Ticket, error) {
-	if err := checkName(name); err != nil {
+	if err := s.check(name); err != nil {
 		return nil, err
 	}
 	t := &Ticket{store: s, name: name, key: filepath.Join(s.Dir, name), ready: make(chan struct{})}
