@@ -10,11 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/mcpserver"
-	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/session"
-	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
@@ -84,18 +82,10 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 	}
 	_ = result.WriteWarnings(ios.Err, cfgWarnings)
 
-	memlimit.Apply(mcpMemoryLimit)
-	local := &supervisor.Local{Spares: mcpSpares}
-	defer local.Close()
-	local.Prewarm()
-	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
-	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+	sv := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
+	defer sv.close()
+	pc, ctx := sv.pc, sv.ctx
 	removeOrphanSessions(pc.SessionDir, ios)
-
-	ctx, cancel := context.WithCancelCause(c.Context())
-	defer cancel(nil)
-	stop := handleSignals(cancel)
-	defer stop()
 
 	srv := mcpserver.New(mcpserver.Options{
 		Runner:      pipeline.New(pc),

@@ -6,11 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
-	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // rpcSpares is how many idle supervisors an rpc process keeps ready, so a request pays no exec of
@@ -67,18 +65,9 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	memlimit.Apply(rpcMemoryLimit)
-
-	local := &supervisor.Local{Spares: rpcSpares}
-	defer local.Close()
-	local.Prewarm()
-	pc := pipelineConfig(cfg, cfgWarnings, f.env, local)
-	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
-
-	ctx, cancel := context.WithCancelCause(c.Context())
-	defer cancel(nil)
-	stop := handleSignals(cancel)
-	defer stop()
+	sv := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares, rpcMemoryLimit)
+	defer sv.close()
+	pc, ctx := sv.pc, sv.ctx
 
 	defaults := f.request("")
 	defaults.Session = cfg.Session // --session, AGENTBASH_SESSION or the file: requests naming none run there

@@ -19,6 +19,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -141,6 +142,28 @@ func pipelineConfig(cfg config.Config, cfgWarnings, flagEnv []string, exe run.Ex
 		Executor:    exe,
 		Warnings:    cfgWarnings,
 	}
+}
+
+// server is what a long-lived mode (rpc, mcp) runs with: the Runner over a pool of spare supervisors,
+// its config, and the context that SIGINT/SIGTERM cancel. close ends the spares and the signal handler.
+type server struct {
+	pc    pipeline.Config
+	ctx   context.Context
+	close func()
+}
+
+// newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
+// back), starts spares idle supervisors, and builds the Runner's config from cfg; broken rules are said
+// on stderr.
+func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) server {
+	memlimit.Apply(memLimit)
+	local := &supervisor.Local{Spares: spares}
+	local.Prewarm()
+	pc := pipelineConfig(cfg, cfgWarnings, flagEnv, local)
+	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+	ctx, cancel := context.WithCancelCause(c.Context())
+	stop := handleSignals(cancel)
+	return server{pc: pc, ctx: ctx, close: func() { stop(); cancel(nil); local.Close() }}
 }
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).
