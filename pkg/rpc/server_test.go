@@ -87,7 +87,7 @@ func serve(t *testing.T) *served {
 	t.Cleanup(func() { local.Close() })
 	runner := pipeline.New(pipeline.Config{Timeout: 60, KillGrace: 1, ArtifactDir: filepath.Join(dir, "artifacts"),
 		SessionDir: filepath.Join(dir, "sessions"),
-		Executor: local})
+		Executor:   local})
 	s := &Server{Runner: runner, Task: pipeline.Task{Store: tasks.Store{Dir: filepath.Join(dir, "tasks")}},
 		KillLimit: 10 * time.Second}
 	inR, inW := io.Pipe()
