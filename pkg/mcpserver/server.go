@@ -21,6 +21,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -176,11 +177,11 @@ func SessionName() string {
 
 // generatedName matches a name SessionName makes; its group is the server's pid (at most 7 digits: Linux
 // pids stay below 2^22, and a longer number would not fit the kernel's pid_t).
-var generatedName = regexp.MustCompile(`^mcp-([1-9][0-9]{0,6})-[0-9a-f]{12}$`)
+var generatedName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^mcp-([1-9][0-9]{0,6})-[0-9a-f]{12}$`) })
 
 // ServerOf is the pid of the server that generated session name, 0 when name is not one SessionName makes.
 func ServerOf(name string) int {
-	m := generatedName.FindStringSubmatch(name)
+	m := generatedName().FindStringSubmatch(name)
 	if m == nil {
 		return 0
 	}

@@ -273,17 +273,21 @@ func (g *lineGuard) readLine() ([]byte, error) {
 // The id of a request line, where clients write it: first (`{"jsonrpc":"2.0","id":7,…`, the Go and Python
 // clients) or last (`…,"jsonrpc":"2.0","id":7}`, the TypeScript one).
 var (
-	idFirst = regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
-	idLast  = regexp.MustCompile(`,\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*\}\s*$`)
+	idFirst = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+	})
+	idLast = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`,\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)\s*\}\s*$`)
+	})
 )
 
 // lineID is the id of the request line that starts with head and ends with tail, nil when neither shows it.
 func lineID(head, tail []byte) any {
 	var id any
-	if m := idLast.FindSubmatch(tail); m != nil && json.Unmarshal(m[1], &id) == nil {
+	if m := idLast().FindSubmatch(tail); m != nil && json.Unmarshal(m[1], &id) == nil {
 		return id
 	}
-	if m := idFirst.FindSubmatch(head); m != nil && json.Unmarshal(m[1], &id) == nil {
+	if m := idFirst().FindSubmatch(head); m != nil && json.Unmarshal(m[1], &id) == nil {
 		return id
 	}
 	return nil
@@ -326,7 +330,7 @@ func errorLine(id json.RawMessage, code int64, message string) []byte {
 const maxSafeID = 1 << 53
 
 // integerID matches a JSON number without fraction or exponent.
-var integerID = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)$`)
+var integerID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)$`) })
 
 // checkLine tells whether line (one line of input, with its newline) is a message the SDK can take: a
 // JSON-RPC 2.0 request, notification or response as one object, with an id that is a string, an integer
@@ -359,7 +363,7 @@ func checkLine(line []byte) (ok bool, answer []byte) {
 	case !hasID || string(rawID) == "null":
 	case rawID[0] == '"':
 		id = rawID
-	case integerID.Match(rawID):
+	case integerID().Match(rawID):
 		if n, err := strconv.ParseInt(string(rawID), 10, 64); err != nil || n > maxSafeID || n < -maxSafeID {
 			return invalid(nil, "id "+string(rawID)+" is out of range (at most 2^53 in magnitude)")
 		}

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentbash/agentbash/pkg/normalize"
@@ -181,15 +182,17 @@ type (
 )
 
 // fieldsOf is each request type's field names, from its wire form's JSON tags.
-var fieldsOf = map[string]map[string]bool{
-	TypeBash:   jsonNames(reflect.TypeFor[bashWire]()),
-	TypeStart:  jsonNames(reflect.TypeFor[startWire]()),
-	TypeAbort:  jsonNames(reflect.TypeFor[abortWire]()),
-	TypeOutput: jsonNames(reflect.TypeFor[outputWire]()),
-	TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
-	TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
-	TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
-}
+var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		TypeBash:   jsonNames(reflect.TypeFor[bashWire]()),
+		TypeStart:  jsonNames(reflect.TypeFor[startWire]()),
+		TypeAbort:  jsonNames(reflect.TypeFor[abortWire]()),
+		TypeOutput: jsonNames(reflect.TypeFor[outputWire]()),
+		TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
+		TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
+		TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
+	}
+})
 
 // typeNames lists the request types for error messages.
 var typeNames = "bash, abort_bash, start, output, kill, wait or tasks"
@@ -263,7 +266,7 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 	if err := json.Unmarshal(rawType, &typ); err != nil {
 		return bad("", "type: want %s", wants["type"])
 	}
-	fields, ok := fieldsOf[typ]
+	fields, ok := fieldsOf()[typ]
 	if !ok {
 		return bad("", "unknown request type %q (want %s)", typ, typeNames)
 	}
