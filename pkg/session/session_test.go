@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -410,6 +411,22 @@ func TestStateThatBrokeSessions(t *testing.T) {
 			t.Errorf("output %q, kept %v, warning %q", out, kept, w)
 		}
 	})
+	t.Run("25000 functions and 30000 aliases", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `for ((i=0;i<25000;i++)); do eval "f$i(){ echo $i; }"; alias a$i="echo a$i"; done; for ((;i<30000;i++)); do alias a$i="echo a$i"; done`, Prelude{}, "")
+		out, _, kept, _ := shell(t, s, "s", `f24999; a29999`, Prelude{}, "")
+		if out != "24999\na29999\n" || !kept {
+			t.Errorf("output %q, kept %v", out, kept)
+		}
+	})
+	t.Run("a function bash cannot read again costs only itself", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", "g(){ cat <<X\nh () \nX\n}; function a=b { echo ab; }; h(){ echo h; }", Prelude{}, "")
+		out, _, _, _ := shell(t, s, "s", `g; h`, Prelude{}, "")
+		if out != "h () \nh\n" {
+			t.Errorf("output %q", out)
+		}
+	})
 	t.Run("14000 variables", func(t *testing.T) {
 		s := newStore(t)
 		shell(t, s, "s", `for i in $(seq 1 14000); do eval "V_$i=$i"; done`, Prelude{}, "")
@@ -435,4 +452,16 @@ func TestStateThatBrokeSessions(t *testing.T) {
 			t.Errorf("output %q", out)
 		}
 	})
+}
+
+func TestSplitFunctions(t *testing.T) {
+	text := "a=b () \n{ \n    echo\n}\nf () \n{ \n    cat <<X\ng () \nX\n\n}\nh () \n{ \n    echo\n}"
+	got := splitFunctions(text, []string{"a=b", "f", "h"})
+	want := []string{"a=b () \n{ \n    echo\n}", "f () \n{ \n    cat <<X\ng () \nX\n\n}", "h () \n{ \n    echo\n}"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q", got)
+	}
+	if got := splitFunctions(text, []string{"a=b", "x"}); len(got) != 1 || got[0] != text {
+		t.Errorf("names that do not match: %q", got)
+	}
 }

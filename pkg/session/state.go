@@ -67,8 +67,9 @@ type Alias struct {
 var (
 	// verbose is not kept: bash echoes every line it reads, so the next command's prelude would be printed
 	// into its output.
-	skipSet   = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose"}
-	skipShopt = []string{"login_shell", "restricted_shell"}
+	skipSet = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose"}
+	// extdebug is not kept: set at start-up, it makes bash look for its debugger on every command.
+	skipShopt = []string{"login_shell", "restricted_shell", "extdebug"}
 )
 
 // isIdentifier reports whether s is a name a shell variable can have: `[A-Za-z_][A-Za-z0-9_]*`.
@@ -333,66 +334,104 @@ func quote(s string) string {
 }
 
 // body is the shell text that restores st, but for the `set -o` options (see [State.setLine]): shopt
-// options first (a function using extglob patterns only parses once extglob is on), variables, the
-// inherited variables the session unset, the umask; then the functions, read with alias expansion off
-// (declare -f printed them with their aliases already expanded), and the aliases. Every builtin is
-// called as `\builtin`, so no function or alias the state defines can change the rest. Each part is a
-// `{ … } 2>/dev/null` group: a restore that fails (a read-only variable set again) says nothing.
+// options first, variables, the inherited variables the session unset, the umask; then the functions,
+// each read on its own with alias expansion off (declare -f printed them with their aliases already
+// expanded) and extglob on, and the aliases. Every builtin is called as `\builtin`, so no function or
+// alias the state defines can change the rest; errors go to /dev/null (see [writeGroups]).
 func (st *State) body() string {
 	var b strings.Builder
-	b.WriteString("\\builtin shopt -u expand_aliases\n{\n")
+	b.WriteString("\\builtin shopt -u expand_aliases\n")
 	// expand_aliases stays off until the prelude's last line (see [State.setLine]).
 	notAliases := func(n string) bool { return n == "expand_aliases" }
+	var lines []string
 	if on := slices.DeleteFunc(slices.Clone(st.ShoptOn), notAliases); len(on) > 0 {
-		b.WriteString("\\builtin shopt -s " + strings.Join(on, " ") + "\n")
+		lines = append(lines, "\\builtin shopt -s "+strings.Join(on, " "))
 	}
 	if off := slices.DeleteFunc(slices.Clone(st.ShoptOff), notAliases); len(off) > 0 {
-		b.WriteString("\\builtin shopt -u " + strings.Join(off, " ") + "\n")
+		lines = append(lines, "\\builtin shopt -u "+strings.Join(off, " "))
 	}
-	for i, v := range st.Vars {
-		if i > 0 && i%varsPerGroup == 0 {
-			b.WriteString("} 2>/dev/null\n{\n") // bash recurses through a group's list: keep each short
-		}
-		b.WriteString(v.Declare + "\n") // `declare`, not `\builtin declare`: only the keyword takes a=(…)
+	for _, v := range st.Vars {
+		lines = append(lines, v.Declare) // `declare`, not `\builtin declare`: only the keyword takes a=(…)
 		if !v.exported() {
-			b.WriteString("\\builtin declare +x -- " + v.Name + "\n") // inherited, then unexported
+			lines = append(lines, "\\builtin declare +x -- "+v.Name) // inherited, then unexported
 		}
 	}
 	for _, n := range st.Unset {
-		b.WriteString("\\builtin unset -v -- " + n + "\n")
+		lines = append(lines, "\\builtin unset -v -- "+n)
 	}
 	if st.Umask != "" {
-		b.WriteString("\\builtin umask " + st.Umask + "\n")
+		lines = append(lines, "\\builtin umask "+st.Umask)
 	}
-	b.WriteString("} 2>/dev/null\n")
+	writeGroups(&b, lines)
 	if st.Functions != "" {
 		// Read with extglob on whatever the state says (a function defined while it was on parses only
-		// then; the options are restored after), and the text is read on its own, so a function bash
-		// cannot read again costs itself and not the rest of the prelude.
+		// then; the options are restored after), each function on its own: one that bash cannot read
+		// again costs only itself, and no list grows long enough to overflow bash's stack.
 		if !slices.Contains(st.ShoptOn, "extglob") {
 			b.WriteString("\\builtin shopt -s extglob\n")
 		}
-		b.WriteString("\\builtin eval -- " + quote("{\n"+st.Functions+"\n} 2>/dev/null") + " 2>/dev/null\n")
+		for _, f := range splitFunctions(st.Functions, st.FunctionNames) {
+			b.WriteString("\\builtin eval -- " + quote(f) + " 2>/dev/null\n")
+		}
 		if !slices.Contains(st.ShoptOn, "extglob") {
 			b.WriteString("\\builtin shopt -u extglob\n")
 		}
 	}
-	if len(st.ExportedFunctions)+len(st.Aliases) > 0 {
-		b.WriteString("{\n")
-		for _, f := range st.ExportedFunctions {
-			b.WriteString("\\builtin export -f -- " + quote(f) + "\n")
-		}
-		for _, a := range st.Aliases {
-			b.WriteString("\\builtin alias -- " + quote(a.Name+"="+a.Value) + "\n")
-		}
-		b.WriteString("} 2>/dev/null\n")
+	lines = lines[:0]
+	for _, f := range st.ExportedFunctions {
+		lines = append(lines, "\\builtin export -f -- "+quote(f))
 	}
+	for _, a := range st.Aliases {
+		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+a.Value))
+	}
+	writeGroups(&b, lines)
 	return b.String()
 }
 
-// varsPerGroup is how many variables one `{ … }` group of the restore holds: a list of 14,000 in one
-// group overflowed bash's stack (SIGSEGV before the command ran, on every command of the session).
-const varsPerGroup = 500
+// writeGroups writes lines as `{ … } 2>/dev/null` groups of at most linesPerGroup lines: a restore that
+// fails (a read-only variable set again) says nothing, and bash, which recurses through a group's list,
+// never meets a list long enough to overflow its stack (14,000 variables in one group did: SIGSEGV before
+// the command ran, on every command of the session).
+func writeGroups(b *strings.Builder, lines []string) {
+	for len(lines) > 0 {
+		n := min(len(lines), linesPerGroup)
+		b.WriteString("{\n" + strings.Join(lines[:n], "\n") + "\n} 2>/dev/null\n")
+		lines = lines[n:]
+	}
+}
+
+// splitFunctions cuts the text of `declare -f` into one definition per function. names are the functions
+// in the order `declare -F` gave them, the order `declare -f` prints them in; a definition starts at the
+// line `NAME () ` of the next name expected followed by the line `{ ` (as declare -f prints every body), so
+// a heredoc line that looks like one does not cut. When the
+// text does not split into len(names) definitions it is returned whole.
+func splitFunctions(text string, names []string) []string {
+	var defs []string
+	next, start := 0, 0
+	lines := strings.SplitAfter(text, "\n")
+	at := 0
+	for i, l := range lines {
+		if next < len(names) && l == names[next]+" () \n" && i+1 < len(lines) && lines[i+1] == "{ \n" {
+			if next > 0 {
+				defs = append(defs, strings.TrimSuffix(text[start:at], "\n"))
+			}
+			start = at
+			next++
+		}
+		at += len(l)
+	}
+	if next == 0 {
+		return []string{text}
+	}
+	defs = append(defs, strings.TrimSuffix(text[start:], "\n"))
+	if len(defs) != len(names) {
+		return []string{text}
+	}
+	return defs
+}
+
+// linesPerGroup is how many lines one `{ … }` group of the restore holds (see [writeGroups]).
+const linesPerGroup = 500
 
 // setLine restores expand_aliases (when the state had it on, or there is no state: session shells
 // expand aliases) and, unless later, the `set -o` options. It is the prelude's last command, so
