@@ -338,11 +338,13 @@ func plainRun(p []byte) int {
 // exactly when b&0x7f >= k, with no borrow from the next lane. A lane >= 0x80 is marked by its own top
 // bit whatever the other terms say of it, so the lowest marked lane is the first byte that needs a look.
 func attention(w uint64) uint64 {
-	m, _ := attentionNL(w)
-	return m
+	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
+	ctl &^= byteIs(w, '\t') | byteIs(w, '\n')
+	return w&lanes80 | ctl | byteIs(w, 0x7f)
 }
 
-// attentionNL is attention, and the lanes of w that are '\n' (top bit set in each, as byteIs).
+// attentionNL is attention, and the lanes of w that are '\n' (top bit set in each, as byteIs). It is
+// attention written out again (not a call to it) so that both stay small enough to be inlined.
 func attentionNL(w uint64) (m, nl uint64) {
 	nl = byteIs(w, '\n')
 	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
