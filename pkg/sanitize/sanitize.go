@@ -162,9 +162,12 @@ func (z *State) Write(p []byte) {
 			}
 			continue
 		}
-		c := p[i]
-		if c >= utf8.RuneSelf || plain[c] {
-			// Fast path: the longest run of bytes that pass unchanged.
+		if i = z.ground(p, i); i == len(p) {
+			break
+		}
+		c := p[i] // a byte >= 0x80, or an ESC that does not start a whole CSI sequence in p
+		if c >= utf8.RuneSelf {
+			// The longest run of bytes that pass unchanged.
 			if j := i + plainRun(p[i:]); j > i {
 				z.emit(p[i:j])
 				i = j
@@ -188,6 +191,100 @@ func (z *State) Write(p []byte) {
 		}
 	}
 	z.flush()
+}
+
+// ground is Write's loop for the bytes of the ground state that are ASCII, from p[i] on (z.state is
+// stGround and no character is incomplete): text (printable characters, tab, newline) is copied into the
+// batch eight bytes at a time, a CR is marked pending, other controls and DEL are removed, and a whole CSI
+// sequence in p is skipped, all without a call per piece. A run of text of directBytes or more is passed
+// on by itself, as emit does. It returns the index of the first byte it leaves to Write: a byte >= 0x80,
+// an ESC that does not start a whole CSI sequence in p, or len(p). The result is the same as taking the
+// bytes one at a time; only the pieces the Emitter receives may be cut differently.
+func (z *State) ground(p []byte, i int) int {
+	// The batch and the run are kept in locals while the loop runs, and stored back around every call
+	// that looks at them (flush, crText, emit) and at the end.
+	nb, run, crPending := z.nbatch, z.run, z.crPending
+	for i < len(p) {
+		c := p[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			z.nbatch, z.run, z.crPending = nb, run, crPending
+			return i
+		case c == 0x1b:
+			n := z.csi(p[i+1:])
+			if n == 0 {
+				z.nbatch, z.run, z.crPending = nb, run, crPending
+				return i
+			}
+			i += 1 + n
+			continue
+		case c == '\r':
+			crPending = true
+			i++
+			continue
+		case !plain[c]:
+			i++ // another C0 control or DEL: removed
+			continue
+		}
+		// A run of text from p[i]: the bytes up to the first one that is not plain ASCII. A pending CR
+		// before it is resolved first, as crText does; the common case (the run it discards is in the
+		// batch) here.
+		if crPending {
+			if c != '\n' && run <= nb && run <= z.owMax {
+				nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
+			} else if c != '\n' {
+				z.nbatch, z.run = nb, run
+				z.crText(c)
+				nb, run = z.nbatch, z.run
+			}
+			crPending = false
+		}
+		if nb > batchBytes-directBytes-8 {
+			z.nbatch = nb
+			z.flush() // room for a run shorter than directBytes plus one word
+			nb = 0
+		}
+		start, nb0, run0, nl0 := i, nb, run, z.batchNL
+		for {
+			if i+8 > len(p) {
+				// Fewer than eight bytes left in p: one at a time.
+				for ; i < len(p) && p[i] < utf8.RuneSelf && plain[p[i]]; i++ {
+					if p[i] == '\n' {
+						z.batchNL, run = nb, -1
+					}
+					z.batch[nb] = p[i]
+					nb++
+					run++
+				}
+				break
+			}
+			w := binary.LittleEndian.Uint64(p[i:])
+			binary.LittleEndian.PutUint64(z.batch[nb:], w) // the bytes after the run are overwritten later
+			m, nl := attentionNL(w)
+			nl &= m&-m - 1                    // the newlines before the first byte that is not plain ASCII
+			k := bits.TrailingZeros64(m) >> 3 // 8 when m == 0
+			if nl != 0 {
+				last := (63 - bits.LeadingZeros64(nl)) >> 3
+				z.batchNL, run = nb+last, k-last-1
+			} else {
+				run += k
+			}
+			i, nb = i+k, nb+k
+			if m != 0 {
+				break
+			}
+			if i-start >= directBytes {
+				// A long run: passed on by itself, uncopied (the batch is left as it was).
+				z.nbatch, z.run, z.batchNL, z.crPending = nb0, run0, nl0, false
+				j := start + plainRun(p[start:])
+				z.emit(p[start:j])
+				i, nb, run = j, z.nbatch, z.run
+				break
+			}
+		}
+	}
+	z.nbatch, z.run, z.crPending = nb, run, crPending
+	return i
 }
 
 // Masks of a byte in each lane of a 64-bit word.
@@ -244,6 +341,15 @@ func attention(w uint64) uint64 {
 	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
 	ctl &^= byteIs(w, '\t') | byteIs(w, '\n')
 	return w&lanes80 | ctl | byteIs(w, 0x7f)
+}
+
+// attentionNL is attention, and the lanes of w that are '\n' (top bit set in each, as byteIs). It is
+// attention written out again (not a call to it) so that both stay small enough to be inlined.
+func attentionNL(w uint64) (m, nl uint64) {
+	nl = byteIs(w, '\n')
+	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
+	ctl &^= byteIs(w, '\t') | nl
+	return w&lanes80 | ctl | byteIs(w, 0x7f), nl
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
@@ -417,20 +523,7 @@ func (z *State) Flush() {
 // that the CR discards is cut from the batch when the batch holds all of it, else the Emitter is told.
 func (z *State) emit(b []byte) {
 	if z.crPending {
-		z.crPending = false
-		if b[0] != '\n' {
-			switch {
-			case z.run > z.owMax:
-				z.flush()
-				z.out.CR(-1)
-			case z.run <= z.nbatch: // the run has no newline, so it lies after batchNL
-				z.nbatch -= z.run
-			default:
-				z.flush()
-				z.out.CR(z.run)
-			}
-			z.run = 0
-		}
+		z.crText(b[0])
 	}
 	k := bytes.LastIndexByte(b, '\n')
 	if k >= 0 {
@@ -450,6 +543,27 @@ func (z *State) emit(b []byte) {
 		z.batchNL = z.nbatch + k
 	}
 	z.nbatch += copy(z.batch[z.nbatch:], b)
+}
+
+// crText resolves a pending CR before text that starts with byte c: before '\n' the CR is dropped
+// (CRLF → LF); before other text it discards the current run, by cutting it from the batch when the
+// batch holds all of it, else by telling the Emitter.
+func (z *State) crText(c byte) {
+	z.crPending = false
+	if c == '\n' {
+		return
+	}
+	switch {
+	case z.run > z.owMax:
+		z.flush()
+		z.out.CR(-1)
+	case z.run <= z.nbatch: // the run has no newline, so it lies after batchNL
+		z.nbatch -= z.run
+	default:
+		z.flush()
+		z.out.CR(z.run)
+	}
+	z.run = 0
 }
 
 // flush passes the batch on.

@@ -94,6 +94,45 @@ var Cases = []Case{
 	{"CR discard of a long piece", []string{strings.Repeat("=", 300) + "\x1b[K\r" + strings.Repeat("#", 5000) + "\x1b[0m\rok\n"}, "ok\n"},
 	{"CR discard after a full batch", []string{strings.Repeat("\x1b[1ma\x1b[0mb", 3000) + "\rc\n"}, "c\n"},
 	{"CR discard of a run the batch holds part of", []string{"x\n" + strings.Repeat("\x1b[1ma\x1b[0mb", 3000) + "\rc\n"}, "x\nc\n"},
+	// The ground-state loop copies text into the batch a word at a time, noting the last newline of each
+	// piece; a piece of directBytes or more is passed on by itself, the batch and the run left as they were.
+	{"newline in every lane of a piece", []string{lanesIn(16)}, lanesWant(16)},
+	{"newline in every lane, one byte a write", bytewise(lanesIn(8)), lanesWant(8)},
+	{"newline in the tail of a write", []string{"a\nb", "\x1b[1mc\nd\re", "f\r\n"}, "a\nbc\nef\n"},
+	{"controls between a CR and text", []string{"ab\x01\r\x02cd\x7f\n"}, "cd\n"},
+	{"newlines in one word", []string{"\x1b[1mab\ncd\nef\rZ\x1b[1mg\n\n\nhi\n\njk\rZ"}, "ab\ncd\nZg\n\n\nhi\n\nZ"},
+	{"long piece with newlines after a batched line", []string{"\x1b[1mab\ncd\x1b[0m" + strings.Repeat("0123456\n", 40) + "\x1b[1mef"}, "ab\ncd" + strings.Repeat("0123456\n", 40) + "ef"},
+	{"long piece with newlines, then CR", []string{"\x1b[1mab\ncd" + strings.Repeat("0123456\n", 40) + "ef\rX\n"}, "ab\ncd" + strings.Repeat("0123456\n", 40) + "X\n"},
+	{"long piece after batched text, then CR", []string{"\x1b[1mab" + strings.Repeat("c", 300) + "\rX\n"}, "X\n"},
+	{"long piece after a CR", []string{"\x1b[1mab\r" + strings.Repeat("c", 300) + "\rX\n"}, "X\n"},
+	{"long piece ending in a character", []string{"\x1b[1mab" + strings.Repeat("c", 300) + "é\x1b[0m\rX\n"}, "X\n"},
+}
+
+// lanesIn is, for every lane k of an n-byte piece of text, a piece with '\n' in lane k, then a CR
+// and a letter that overwrites what followed the newline; lanesWant is its text.
+func lanesIn(n int) string {
+	var b strings.Builder
+	for k := range n {
+		b.WriteString("\x1b[1m" + strings.Repeat("x", k) + "\n" + strings.Repeat("y", n-1-k) + "\rZ")
+	}
+	return b.String()
+}
+
+func lanesWant(n int) string {
+	var b strings.Builder
+	for k := range n {
+		b.WriteString(strings.Repeat("x", k) + "\nZ")
+	}
+	return b.String()
+}
+
+// bytewise splits s into writes of one byte.
+func bytewise(s string) []string {
+	w := make([]string, len(s))
+	for i := range s {
+		w[i] = s[i : i+1]
+	}
+	return w
 }
 
 // Seeds are fuzz inputs that reach the interesting states of the sanitizer and of the sink (binary
@@ -116,6 +155,8 @@ var Seeds = []string{
 	"0123456789abcdef\x01ghij\x7fklmnopq\x1b[1mrstuvwx\ryz\t0123456789\x02\n",
 	"abcdefghijklmnop\xc3\xa9qrstuvwxyz\xc2\x9b!\xe2\x82",
 	"\x1b[32m 10%\x1b[0m [=   ]\r\x1b[32m100%\x1b[0m [====]\r\n\x1b[1mstep\x1b[0m 1\x1b[1m/3\x1b[0m\rstep 2/3\rdone\r",
+	"\x1b[1mx\nyyyyyy\rZ\x1b[1mxxxxxxx\nyyyyyyy\rZ\x1b[m\x01ab\r\x02cd\x7f\n",
+	"\x1b[1mab\ncd\x1b[0m0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n\x1b[1mef\rX\n",
 }
 
 // Inputs are 32 KiB chunks of typical output, by kind: plain, ansi (colours and hyperlinks), utf8,
