@@ -166,11 +166,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if out.TimedOut || out.Cancelled {
 		// Spawned during the kill (a trap handler, a re-forking daemon): finish them too.
 		killAll(pid)
-	} else if !hasChildren() {
+	} else if !hasChildren() && len(rd.atCut) == 0 {
 		// Nothing left behind (the usual case): no need to scan /proc.
-	} else if live, zombies := descendants(); len(live) > 0 || len(zombies) > 0 {
+	} else if live, zombies := descendants(); len(live) > 0 || len(zombies) > 0 || len(rd.atCut) > 0 {
 		reap(zombies, pid)
-		if len(live) > 0 {
+		if live = union(rd.atCut, live); len(live) > 0 {
 			out.LeftoverPids = live
 			out.Warnings = append(out.Warnings, leftoverWarning(live))
 		}
@@ -419,6 +419,17 @@ func signalAll(pids []int, sig unix.Signal) {
 	}
 }
 
+// union is a's pids, then b's that a does not hold.
+func union(a, b []int) []int {
+	out := slices.Clone(a)
+	for _, p := range b {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func leftoverWarning(pids []int) string {
 	return fmt.Sprintf("%d process(es) the command started are still running (pids %v); one that writes to the "+
 		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), pids)
@@ -477,6 +488,10 @@ type drainer struct {
 	metAt    atomic.Int64 // unix nanoseconds when limitMet first said yes; 0 before
 	closed   atomic.Bool  // stopped before EOF while the shell ran (Outcome.OutputClosed)
 	cut      atomic.Bool  // stopped before EOF (Outcome.OutputIncomplete)
+	// atCut are the live descendants when a drain after the shell's exit gave up, read before the pipe
+	// closes: a leftover that still writes dies of SIGPIPE once it is closed, so a later look could miss
+	// the very process that held the output open. Read after done is closed.
+	atCut []int
 }
 
 func (d *drainer) loop() {
@@ -514,6 +529,8 @@ func (d *drainer) stop() {
 	d.cut.Store(true)
 	if d.exitedAt.Load() == 0 {
 		d.closed.Store(true)
+	} else if hasChildren() {
+		d.atCut, _ = descendants()
 	}
 }
 
