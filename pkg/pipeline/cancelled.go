@@ -11,17 +11,23 @@ import (
 // `(no output)`, no exit code, and the working directory, shell and timeout it would have run with.
 // Nothing is started.
 func (r *Runner) Cancelled(req Request) result.Result {
+	in := r.notRunInput(req)
+	in.Head, in.Tail = limit(req.Head), limit(req.Tail)
+	in.Outcome = &run.Outcome{ExitCode: -1, Cancelled: true}
+	return withSession(req, result.Build(in))
+}
+
+// notRunInput is the result's input for req when it never ran: the command as given, and the working
+// directory, shell and timeout it would have run with.
+func (r *Runner) notRunInput(req Request) result.Input {
 	requested := r.c.Timeout
 	if req.Timeout != nil {
 		requested = *req.Timeout
 	}
 	effective, _ := ClampTimeout(requested)
 	target, _ := r.exe.Resolve(r.c.Shell, r.notRunCwd(req))
-	return withSession(req, result.Build(result.Input{
-		Command: normalize.Trim(req.Command), Cwd: target.Dir, Shell: target.Shell,
-		TimeoutSeconds: effective, Head: limit(req.Head), Tail: limit(req.Tail), MaxBytes: r.c.MaxBytes,
-		NonZeroExit: r.c.NonZeroExit, Outcome: &run.Outcome{ExitCode: -1, Cancelled: true},
-	}))
+	return result.Input{Command: normalize.Trim(req.Command), Cwd: target.Dir, Shell: target.Shell,
+		TimeoutSeconds: effective, Head: -1, Tail: -1, MaxBytes: r.c.MaxBytes, NonZeroExit: r.c.NonZeroExit}
 }
 
 // notRunCwd is the working directory a request that never ran would have had: its own, else its

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/session"
@@ -146,16 +145,9 @@ func (r *Runner) acquire(ctx context.Context, req Request) (*session.Lease, erro
 // notRun is the result of a session request that never ran: cancelled while it waited for the session
 // (status cancelled, the cancel's signal kept for the exit status), or an error.
 func (r *Runner) notRun(ctx context.Context, req Request, err error) prepared {
-	start := time.Now()
-	p := prepared{in: &result.Input{Command: normalize.Trim(req.Command), Head: -1, Tail: -1, MaxBytes: r.c.MaxBytes,
-		NonZeroExit: r.c.NonZeroExit, Warnings: slices.Clone(r.c.Warnings)}, done: true, start: start}
-	target, _ := r.exe.Resolve(r.c.Shell, r.notRunCwd(req))
-	p.in.Cwd, p.in.Shell = target.Dir, target.Shell
-	requested := r.c.Timeout
-	if req.Timeout != nil {
-		requested = *req.Timeout
-	}
-	p.in.TimeoutSeconds, _ = ClampTimeout(requested)
+	in := r.notRunInput(req)
+	in.Warnings = slices.Clone(r.c.Warnings)
+	p := prepared{in: &in, done: true, start: time.Now()}
 	if ctx.Err() == nil || errors.Is(err, session.ErrBadName) {
 		p.in.Err = err
 		return p
