@@ -21,7 +21,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
-	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
@@ -85,9 +84,6 @@ type Request struct {
 	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor (§3.3)
 	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
 	Session     string            `json:"session,omitempty"`     // the session whose state it runs in (§7.1); "" is none
-	// Ticket, when set, is the request's place in Session's queue, taken as the request arrived
-	// ([Runner.Enqueue]), so requests of one session run in the order they came; nil takes one on Run.
-	Ticket *session.Ticket `json:"-"`
 	// Stdin is the command's stdin; nil is /dev/null (§3.1).
 	Stdin io.Reader `json:"-"`
 }

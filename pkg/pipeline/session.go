@@ -19,16 +19,6 @@ import (
 // Sessions (SPEC §7.1): a request that names a session runs in the state its session's last kept command
 // left (see pkg/session), under the session's lock.
 
-// Enqueue takes req's place in its session's queue now, for callers that read requests in order and run
-// them concurrently (rpc): put the ticket in req.Ticket. Requests without a session need none (nil, nil).
-// A bad name is an error; Run then gives the error result.
-func (r *Runner) Enqueue(req Request) (*session.Ticket, error) {
-	if req.Session == "" {
-		return nil, nil
-	}
-	return r.sessions().Enqueue(req.Session)
-}
-
 func (r *Runner) sessions() session.Store {
 	dir := r.c.SessionDir
 	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
@@ -119,25 +109,16 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 
 // peek reads req's session's state without its lock (a task's start).
 func (r *Runner) peek(_ context.Context, req Request) (*session.Lease, error) {
-	if req.Ticket != nil {
-		req.Ticket.Cancel()
-	}
 	if !session.Valid(req.Session) {
 		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
 	}
 	return r.sessions().Peek(req.Session)
 }
 
-// acquire takes the lock of req's session through its ticket, or a new place in the queue.
+// acquire takes the lock of req's session, in the order of arrival within this process.
 func (r *Runner) acquire(ctx context.Context, req Request) (*session.Lease, error) {
 	if !session.Valid(req.Session) {
-		if req.Ticket != nil {
-			req.Ticket.Cancel()
-		}
 		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
-	}
-	if req.Ticket != nil {
-		return req.Ticket.Acquire(ctx)
 	}
 	return r.sessions().Acquire(ctx, req.Session)
 }

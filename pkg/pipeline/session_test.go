@@ -121,15 +121,21 @@ func TestSessionCancelWhileWaiting(t *testing.T) {
 
 // Two commands of one session never interleave: the second waits and sees what the first left.
 func TestSessionSerializes(t *testing.T) {
-	r := New(sessionConfig(t))
-	tk1, _ := r.Enqueue(Request{Session: "s"})
-	tk2, _ := r.Enqueue(Request{Session: "s"})
-	done := make(chan result.Result)
+	c := sessionConfig(t)
+	r := New(c)
+	firstDone := make(chan result.Result)
 	go func() {
-		done <- r.Run(context.Background(), Request{Command: `echo "[${N-unset}]"`, Session: "s", Ticket: tk2}, nil)
+		firstDone <- r.Run(context.Background(), Request{Command: `sleep 0.2; export N=first`, Session: "s"}, nil)
 	}()
-	first := r.Run(context.Background(), Request{Command: `sleep 0.2; export N=first`, Session: "s", Ticket: tk1}, nil)
-	second := <-done
+	// The first holds the session once its prelude is written; the second then waits for it.
+	for {
+		if m, _ := filepath.Glob(filepath.Join(c.SessionDir, "s", "run.*.sh")); len(m) > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	second := r.Run(context.Background(), Request{Command: `echo "[${N-unset}]"`, Session: "s"}, nil)
+	first := <-firstDone
 	if first.Details.Status != result.StatusExited || second.Output != "[first]" {
 		t.Errorf("first %+v, second %q", first.Details, second.Output)
 	}

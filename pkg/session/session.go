@@ -100,7 +100,7 @@ func checkName(name string) error {
 // command of the session runs, and creating the session when it is new. Cancelling ctx while it waits
 // returns ctx's error. The Lease must be released.
 func (s Store) Acquire(ctx context.Context, name string) (*Lease, error) {
-	t, err := s.Enqueue(name)
+	t, err := s.enqueue(name)
 	if err != nil {
 		return nil, err
 	}
@@ -139,14 +139,13 @@ func (s Store) Cwd(name string) string {
 	return st.State.Cwd
 }
 
-// Enqueue takes a place in this process's queue for session name without waiting: requests that must
-// run in the order they arrived (rpc) enqueue as they are read, then wait in [Ticket.Acquire]. The
-// ticket must be acquired or cancelled.
-func (s Store) Enqueue(name string) (*Ticket, error) {
+// enqueue takes a place in this process's queue for session name without waiting; [ticket.Acquire] then
+// waits for its turn. The ticket must be acquired or cancelled.
+func (s Store) enqueue(name string) (*ticket, error) {
 	if err := s.check(name); err != nil {
 		return nil, err
 	}
-	t := &Ticket{store: s, name: name, key: filepath.Join(s.Dir, name), ready: make(chan struct{})}
+	t := &ticket{store: s, name: name, key: filepath.Join(s.Dir, name), ready: make(chan struct{})}
 	queues.mu.Lock()
 	defer queues.mu.Unlock()
 	q := queues.m[t.key]
@@ -172,11 +171,11 @@ var queues = struct {
 
 type queue struct {
 	held    bool      // a ticket has the turn
-	waiting []*Ticket // in order
+	waiting []*ticket // in order
 }
 
-// Ticket is a place in a session's queue (see [Store.Enqueue]).
-type Ticket struct {
+// ticket is a place in a session's queue (see [Store.enqueue]).
+type ticket struct {
 	store Store
 	name  string
 	key   string
@@ -186,7 +185,7 @@ type Ticket struct {
 
 // Acquire waits for the ticket's turn, then for the session's lock across processes (polled, so ctx's
 // cancel ends the wait there too).
-func (t *Ticket) Acquire(ctx context.Context) (*Lease, error) {
+func (t *ticket) Acquire(ctx context.Context) (*Lease, error) {
 	if t.done {
 		return nil, errors.New("session ticket used twice")
 	}
@@ -207,7 +206,7 @@ func (t *Ticket) Acquire(ctx context.Context) (*Lease, error) {
 }
 
 // Cancel gives up a ticket that was not acquired.
-func (t *Ticket) Cancel() {
+func (t *ticket) Cancel() {
 	if !t.done {
 		t.done = true
 		t.leave()
@@ -215,7 +214,7 @@ func (t *Ticket) Cancel() {
 }
 
 // leave takes t out of its queue, passing the turn on when it had it.
-func (t *Ticket) leave() {
+func (t *ticket) leave() {
 	queues.mu.Lock()
 	q := queues.m[t.key]
 	if i := slices.Index(q.waiting, t); i >= 0 {

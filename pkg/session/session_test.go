@@ -290,9 +290,9 @@ func TestAcquireWaitsInOrder(t *testing.T) {
 	}
 	var order []int
 	done := make(chan int, 3)
-	tickets := make([]*Ticket, 3)
+	tickets := make([]*ticket, 3)
 	for i := range tickets {
-		if tickets[i], err = s.Enqueue("s"); err != nil {
+		if tickets[i], err = s.enqueue("s"); err != nil {
 			t.Fatal(err)
 		}
 	}
