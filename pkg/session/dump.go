@@ -1,6 +1,9 @@
 package session
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // isExcluded reports whether a session never keeps the variable name.
 func isExcluded(name string) bool {
@@ -42,9 +45,26 @@ var excluded = []string{
 	"SECONDS", "SHELLOPTS", "SHLVL", "SRANDOM", "UID", "_", "__agentbash_*", "POSIXLY_CORRECT", "ARTIFACTS",
 }
 
-// defaults are the variables bash sets in every shell, with their values: kept only once a command
-// changed them.
-var defaults = map[string]string{"OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "IFS": " \t\n"}
+// startupNames are the variables bash gives itself when it starts: IFS, OPTIND, OPTERR and PS4 always,
+// PATH, SHELL and TERM when the environment has none (bash's variables.c). [startupLine] records their
+// values before anything else runs, so one a command left as bash set it is not kept: a session begun
+// without TERM must not hold TERM=dumb over the TERM of a later command's environment.
+var startupNames = []string{"IFS", "OPTERR", "OPTIND", "PATH", "PS4", "SHELL", "TERM"}
+
+// startupLine is the prelude's first line: it keeps in __agentbash_i, as NAME=VALUE entries, the values
+// of the [startupNames] that are set when the shell has just started.
+func startupLine() string {
+	var b strings.Builder
+	b.WriteString("__agentbash_i=(")
+	for i, n := range startupNames {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, `${%s+"%s=$%s"}`, n, n, n)
+	}
+	b.WriteString(")\n")
+	return b.String()
+}
 
 // dumpScript is the EXIT trap's action: it writes to path, as NUL-separated records that [parseDump]
 // reads, what the shell holds at its end. It uses only builtins (PATH may be anything), one call per
@@ -60,7 +80,7 @@ var defaults = map[string]string{"OPTIND": "1", "OPTERR": "1", "PS4": "+ ", "IFS
 //     ends, and through the real `builtin` errexit, nounset, xtrace and verbose are turned off, and so
 //     are alias expansion (for the next step's parse) and nocasematch.
 //  3. The records: O SHELLOPTS, B BASHOPTS, N COUNT and the shell's initial environment
-//     (/proc/$$/environ, COUNT entries), M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD,
+//     (/proc/$$/environ, COUNT entries), I COUNT and the values bash gave itself ([startupLine]), M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD,
 //     V `declare -p` (every variable), F `declare -f`, G `declare -F`, L `alias -p`, and E last, each
 //     only when the step before it succeeded (a builtin the command disabled with `enable -n` is
 //     enabled again first; one that still fails leaves the dump without E): a dump without E is not
@@ -74,6 +94,8 @@ if [[ :$SHELLOPTS: != *:posix:* ]]; then
 {
 \builtin printf 'O\0%s\0B\0%s\0N\0%s\0' "$__agentbash_o" "$__agentbash_b" "${#__agentbash_e[@]}" &&
 if (( ${#__agentbash_e[@]} )); then \builtin printf '%s\0' "${__agentbash_e[@]}"; fi &&
+\builtin printf 'I\0%s\0' "${#__agentbash_i[@]}" &&
+if (( ${#__agentbash_i[@]} )); then \builtin printf '%s\0' "${__agentbash_i[@]}"; fi &&
 \builtin printf 'M\0' && \builtin umask &&
 \builtin printf '\0S\0' && { \builtin shopt -p; \builtin : ; } &&
 \builtin printf '\0P\0' && \builtin set +o &&

@@ -109,6 +109,50 @@ func TestStateCarriesOver(t *testing.T) {
 	}
 }
 
+// unsetenv unsets each variable for the rest of the test (restored after it).
+func unsetenv(t *testing.T, names ...string) {
+	for _, n := range names {
+		t.Setenv(n, "")
+		os.Unsetenv(n)
+	}
+}
+
+// Variables bash gives itself at start (SHELL, TERM, PATH when the environment lacks them; IFS, OPTIND …
+// always; OLDPWD exported without a value) are not kept unless a command changed them: a session begun without TERM must not hold bash's
+// TERM=dumb over the TERM of a later command's environment (CI found SHELL kept when it was unset).
+func TestStartupVariablesNotKept(t *testing.T) {
+	s := newStore(t)
+	unsetenv(t, "SHELL", "TERM", "OLDPWD")
+	shell(t, s, "s", `true`, Prelude{}, "")
+	l, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.state.Vars) != 0 || len(l.state.Unset) != 0 {
+		t.Errorf("kept %+v, unset %v", l.state.Vars, l.state.Unset)
+	}
+	l.Release()
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("SHELL", "/bin/bash")
+	if out, _, _, _ := shell(t, s, "s", `echo "$TERM"; bash -c 'echo "$TERM"'`, Prelude{}, ""); out != "xterm-256color\nxterm-256color\n" {
+		t.Errorf("TERM of the later environment: %q", out)
+	}
+
+	// Changed by a command, they are kept as any variable.
+	s = newStore(t)
+	unsetenv(t, "SHELL")
+	shell(t, s, "s", `SHELL=/bin/zsh`, Prelude{}, "")
+	t.Setenv("SHELL", "/bin/bash")
+	if out, _, _, _ := shell(t, s, "s", `echo "$SHELL"`, Prelude{}, ""); out != "/bin/zsh\n" {
+		t.Errorf("SHELL set by a command: %q", out)
+	}
+	s = newStore(t)
+	shell(t, s, "s", `export -n TERM`, Prelude{}, "")
+	if out, _, _, _ := shell(t, s, "s", `echo "$TERM"; printenv TERM || echo unexported`, Prelude{}, ""); out != "xterm-256color\nunexported\n" {
+		t.Errorf("export -n TERM: %q", out)
+	}
+}
+
 // What a session never keeps: bash's own dynamic variables, traps, agentbash's per-run variables.
 func TestNotKept(t *testing.T) {
 	s := newStore(t)

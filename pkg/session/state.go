@@ -111,7 +111,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 	var st State
 	var setOn, shoptOn, setNames, shoptNames []string
 	var pwd, logical, decls, aliases string
-	environ := map[string]string{}
+	environ, startup := map[string]string{}, map[string]string{}
 	i := 0
 	next := func() (string, bool) {
 		if i >= len(fields) {
@@ -137,14 +137,18 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			setOn = strings.Split(a, ":")
 		case "B": // BASHOPTS: the shopt options that were on
 			shoptOn = strings.Split(a, ":")
-		case "N": // the initial environment: a count, then the entries
+		case "N", "I": // the initial environment, or the values bash gave itself: a count, then the entries
 			n, err := strconv.Atoi(a)
 			if err != nil || n < 0 || n > len(fields)-i {
 				return State{}, errHalfDump
 			}
+			into := environ
+			if tag == "I" {
+				into = startup
+			}
 			for _, kv := range fields[i : i+n] {
 				if k, v, ok := strings.Cut(string(kv), "="); ok {
-					environ[k] = v
+					into[k] = v
 				}
 			}
 			i += n
@@ -208,8 +212,17 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 	set := map[string]bool{}
 	for _, v := range vars {
 		set[v.Name] = true
-		if isExcluded(v.Name) || v.scalar && defaults[v.Name] != "" && defaults[v.Name] == v.value {
+		if isExcluded(v.Name) {
 			continue
+		}
+		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value {
+			// Bash exports what it took from the environment (IFS and OPTIND keep their own values).
+			if _, inherited := environ[v.Name]; inherited == strings.Contains(v.flags, "x") {
+				continue // as bash set it
+			}
+		}
+		if _, inherited := environ[v.Name]; !inherited && v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
+			continue // bash declares OLDPWD exported without a value when the environment has none
 		}
 		if inherited, ok := environ[v.Name]; ok && v.flags == "x" && v.scalar && v.value == inherited {
 			if slices.Contains(explicit, v.Name) && prev != nil {
@@ -516,6 +529,9 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		}
 	}
 	b.WriteString(".\n")
+	if p.Capture {
+		b.WriteString(startupLine())
+	}
 	if !p.Capture {
 		b.WriteString("{ \\builtin : >| " + quote(path) + "; } 2>/dev/null\n")
 	}
