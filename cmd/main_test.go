@@ -1,17 +1,7 @@
 package cmd
 
 import (
-	"os"
-	"testing"
-
-	"github.com/agentbash/agentbash/pkg/reexec"
+	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
+	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
+	_ "github.com/agentbash/agentbash/pkg/reexec"
 )
-
-// TestMain lets the test binary be what agentbash re-executes itself as (a run's supervisor, the
-// snapshot helper): the runs a test starts re-execute this binary.
-func TestMain(m *testing.M) {
-	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}

@@ -14,7 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/proctitle"
-	"github.com/agentbash/agentbash/pkg/reexec"
+	// Its init runs the hidden commands agentbash re-executes itself as: a supervisor never gets here.
+	_ "github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
@@ -48,10 +49,6 @@ func SystemIO() IO {
 // `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
 // the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
-	if code, ok := reexec.Dispatch(args); ok {
-		exit(code) // a supervisor or the snapshot helper: no command line to parse, start it quickly
-		return
-	}
 	if len(args) > 0 && args[0] == "run" {
 		// The run's supervisor was started while the program initialized (pkg/supervisor/early), else it
 		// is started now, before anything else, so that its exec overlaps the parsing of the command line

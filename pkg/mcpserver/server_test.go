@@ -19,20 +19,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentbash/agentbash/pkg/pipeline"
-	"github.com/agentbash/agentbash/pkg/reexec"
+	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
+	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
+	_ "github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
-
-// TestMain lets the test binary be what agentbash re-executes itself as (a run's supervisor).
-func TestMain(m *testing.M) {
-	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
 
 // testServer is a server over a temporary artifact and task directory.
 func testServer(t *testing.T, edit func(*Options)) *Server {

@@ -1,13 +1,23 @@
 // Package reexec runs the hidden commands agentbash re-executes itself as: a run's supervisor
 // (`__supervise`, pkg/supervisor) and the helper that makes the shell snapshot (`__snapshot`,
-// pkg/snapshot). The binary's entry point and the test binaries that start runs dispatch through it, so
-// the list is in one place.
+// pkg/snapshot). It runs them from its init function, so importing it is all the binary's entry point and
+// the test binaries that start runs need: such a process never gets to main, and never runs the init
+// functions of the packages initialized after this one (cobra's, viper's, the MCP SDK's: about half a
+// millisecond of every run's critical path, which waits for its supervisor to start).
 package reexec
 
 import (
+	"os"
+
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
+
+func init() {
+	if code, ok := Dispatch(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+}
 
 // Dispatch runs the hidden command args names (the process's arguments after argv[0]) and returns its
 // exit status with ok true, or ok false when args name none.

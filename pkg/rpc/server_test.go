@@ -14,18 +14,12 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/pipeline"
-	"github.com/agentbash/agentbash/pkg/reexec"
+	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
+	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
+	_ "github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
-
-// TestMain lets the test binary be its own supervisor: every run re-executes it as `__supervise`.
-func TestMain(m *testing.M) {
-	if code, ok := reexec.Dispatch(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
 
 // msg is one line the server wrote, decoded loosely.
 type msg struct {

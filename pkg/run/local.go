@@ -33,8 +33,6 @@ const reapWait = 5 * time.Second
 // ever waits here.
 var running sync.Mutex
 
-// prepare makes this process the subreaper, closes inherited descriptors to children and reserves spare
-// threads, once.
 // Prepare does the one-time set-up of a process that runs commands (see prepare) now, so a supervisor can
 // do it while it waits for its command; Local.Run does it anyway.
 func Prepare() {
@@ -46,10 +44,14 @@ func Prepare() {
 	}
 }
 
+// prepare makes this process the subreaper and closes inherited descriptors to children, once, and
+// starts reserving spare threads in the background: that takes a few milliseconds of waiting for the
+// runtime to hand each blocked thread's processor on, which a command's start must not wait for (a fork
+// bomb needs far longer than that to reach the process limit).
 var prepare = sync.OnceFunc(func() {
 	CloseInheritedDescriptors()
 	becomeSubreaper()
-	reserveThreads()
+	go reserveThreads()
 })
 
 // CloseInheritedDescriptors makes sure that the processes this one starts see only the descriptors they

@@ -46,13 +46,12 @@ func init() {
 	if len(os.Args) < 2 || os.Args[1] != "run" {
 		return
 	}
-	// The fork waits for the exec of this binary; on a goroutine of its own it overlaps the inits after this
-	// one instead of delaying them.
+	// Here and not on a goroutine: the run waits for its supervisor's start (its runtime's, then its
+	// inits'), not for the client's, so the spawn goes first. A goroutine had to wait for a thread of its
+	// own, which started the supervisor 0.5 to 1.5 ms later than the 0.3 ms the spawn itself takes.
 	spawned = make(chan supervisor, 1)
-	go func() {
-		pid, socket, ok := spawn()
-		spawned <- supervisor{pid, socket, ok}
-	}()
+	pid, socket, ok := spawn()
+	spawned <- supervisor{pid, socket, ok}
 }
 
 // Take returns the supervisor started at init, once: its pid and the client's end of its socket (descriptor
