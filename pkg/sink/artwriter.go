@@ -2,11 +2,23 @@ package sink
 
 import (
 	"io"
+	"os"
 	"sync"
 )
 
 // artQueueBytes is the size of the queue between the sink and the goroutine that writes its artifact.
 const artQueueBytes = 1 << 20
+
+// An artifact file that has grown past preallocFrom gets its blocks reserved ahead of the writes, a
+// quarter of its size at a time (preallocMin to preallocMax), never past its cap; what is reserved but
+// not written is handed back when it is closed. On ext4 a write into reserved blocks costs a tenth of
+// the CPU of one that must allocate them as it goes (delayed allocation: 0.1 s against 0.2–2.7 s per
+// GB, measured with dd on the development machine), which was a third of what a large output cost.
+const (
+	preallocFrom = 4 << 20
+	preallocMin  = 8 << 20
+	preallocMax  = 64 << 20
+)
 
 // artWriter writes to the artifact file from a goroutine of its own, so that the file system's time
 // overlaps the sanitizer's instead of adding to it: Write copies into a queue of artQueueBytes (a ring)
@@ -17,6 +29,11 @@ const artQueueBytes = 1 << 20
 type artWriter struct {
 	w io.WriteCloser
 
+	// Preallocation (see preallocFrom), by the goroutine only: file is w when it is an *os.File.
+	file               *os.File
+	limit              int64 // the most the artifact holds (its cap); reservations stop there
+	written, allocated int64
+
 	mu      sync.Mutex
 	cond    sync.Cond // signalled when data is queued, room is made, or the writer ends
 	buf     []byte
@@ -26,8 +43,10 @@ type artWriter struct {
 	err     error // the first error of a file write
 }
 
-func newArtWriter(w io.WriteCloser) *artWriter {
-	a := &artWriter{w: w, buf: make([]byte, artQueueBytes)}
+// newArtWriter writes to w, at most limit bytes and a little more (the sink's cap and its marker).
+func newArtWriter(w io.WriteCloser, limit int64) *artWriter {
+	a := &artWriter{w: w, buf: make([]byte, artQueueBytes), limit: limit}
+	a.file, _ = w.(*os.File)
 	a.cond.L = &a.mu
 	go a.loop()
 	return a
@@ -73,7 +92,9 @@ func (a *artWriter) loop() {
 		k := min(a.n, len(a.buf)-a.r) // the contiguous part; Write only fills the room outside it
 		piece := a.buf[a.r : a.r+k]
 		a.mu.Unlock()
-		_, err := a.w.Write(piece)
+		a.reserve(int64(k))
+		n, err := a.w.Write(piece)
+		a.written += int64(n)
 		a.mu.Lock()
 		if err != nil {
 			a.err = err
@@ -84,6 +105,25 @@ func (a *artWriter) loop() {
 		}
 		a.cond.Broadcast()
 	}
+}
+
+// reserve preallocates ahead of a write of n bytes (see preallocFrom).
+func (a *artWriter) reserve(n int64) {
+	end := a.written + n
+	if a.file == nil || end <= a.allocated || a.written < preallocFrom || a.allocated < 0 {
+		return
+	}
+	step := min(max(a.written/4, preallocMin), preallocMax)
+	to := min(end+step, max(a.limit, end))
+	if to <= a.allocated {
+		return
+	}
+	from := max(a.allocated, a.written)
+	if !preallocate(a.file, from, to-from) {
+		a.allocated = -1 // not again
+		return
+	}
+	a.allocated = to
 }
 
 // Close writes what is queued and closes the file. writeErr is the first error of a file write, closeErr
@@ -98,5 +138,11 @@ func (a *artWriter) Close() (writeErr, closeErr error) {
 	writeErr = a.err
 	a.buf = nil
 	a.mu.Unlock()
+	if a.allocated > a.written {
+		// Blocks reserved past the end are the file system's again (a truncation to the size it has).
+		if err := a.file.Truncate(a.written); err != nil && writeErr == nil {
+			writeErr = err
+		}
+	}
 	return writeErr, a.w.Close()
 }

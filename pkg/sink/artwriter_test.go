@@ -5,7 +5,10 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -34,7 +37,7 @@ func TestArtWriterOrder(t *testing.T) {
 	for _, max := range []int{1, 100, 64 << 10, artQueueBytes, 3 * artQueueBytes} {
 		var want bytes.Buffer
 		rec := &recorder{}
-		a := newArtWriter(rec)
+		a := newArtWriter(rec, 1<<30)
 		for range 50 {
 			p := make([]byte, 1+rng.IntN(max))
 			for i := range p {
@@ -58,7 +61,7 @@ func TestArtWriterOrder(t *testing.T) {
 func TestArtWriterErrors(t *testing.T) {
 	boom := errors.New("disk full")
 	rec := &recorder{failAfter: 10, writeErr: boom, closeErr: errors.New("close")}
-	a := newArtWriter(rec)
+	a := newArtWriter(rec, 1<<30)
 	a.Write([]byte("0123456789abcdef"))
 	var err error
 	for i := 0; err == nil && i < 1000; i++ {
@@ -87,5 +90,60 @@ func TestArtifactWriteFails(t *testing.T) {
 		if sum.ArtifactID != "" || len(sum.Warnings) != 1 || sum.Warnings[0] != tc.want || !strings.HasSuffix(sum.Text, "100000\n") {
 			t.Fatalf("%q %v %q", sum.ArtifactID, sum.Warnings, trunc(sum.Text))
 		}
+	}
+}
+
+// A large artifact file gets its blocks reserved ahead of the writes (fallocate where the file system has
+// it) and holds exactly what was written: no byte more in its size, and the blocks reserved past its end
+// are freed when it is closed. A file the reservation fails on (/dev/null) is written as before.
+func TestArtWriterPreallocates(t *testing.T) {
+	path := t.TempDir() + "/art.log"
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newArtWriter(f, 1<<30)
+	chunk := bytes.Repeat([]byte("0123456789abcdef\n"), 4096) // 68 KiB
+	var want int64
+	for want < preallocFrom+3*preallocMin+12345 {
+		n, err := a.Write(chunk[:len(chunk)-int(want%7)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += int64(n)
+	}
+	if a.allocated <= 0 && runtime.GOOS == "linux" {
+		// Read without the lock: only for the message; the test's verdict is the file below.
+		t.Logf("nothing was reserved (the file system may not support fallocate)")
+	}
+	if werr, cerr := a.Close(); werr != nil || cerr != nil {
+		t.Fatalf("Close: %v, %v", werr, cerr)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() != want {
+		t.Fatalf("size %d, want %d", st.Size(), want)
+	}
+	if blocks := st.Sys().(*syscall.Stat_t).Blocks * 512; blocks > want+1<<20 {
+		t.Fatalf("%d bytes of blocks for %d bytes of data: the reservation past the end was not freed", blocks, want)
+	}
+
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = newArtWriter(null, 1<<30)
+	for range 200 {
+		if _, err := a.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if werr, cerr := a.Close(); werr != nil || cerr != nil {
+		t.Fatalf("/dev/null: Close: %v, %v", werr, cerr)
+	}
+	if a.allocated != -1 && runtime.GOOS == "linux" {
+		t.Fatalf("/dev/null: allocated %d, want -1 (the reservation failed and was not asked again)", a.allocated)
 	}
 }

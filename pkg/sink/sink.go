@@ -423,7 +423,7 @@ func (s *Sink) spill() {
 		s.warn("%v", err) // the opener's error says what failed
 		return
 	}
-	s.spilled, s.art, s.artID = true, newArtWriter(w), id
+	s.spilled, s.art, s.artID = true, newArtWriter(w, s.o.ArtifactMaxBytes), id
 	s.artWrite(s.raw)
 	s.raw = nil
 }
