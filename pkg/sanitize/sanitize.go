@@ -294,12 +294,22 @@ const (
 )
 
 // plainRun returns the length of the longest prefix of p that passes unchanged: printable ASCII, tab,
-// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at eight bytes at a time.
+// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at 32 bytes at a time.
 func plainRun(p []byte) int {
 	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at the next eight at once
 	for j < len(p) {
 		if ascii == 8 {
 			ascii = 0
+			// Thirty-two bytes at a time while they are all plain (the words' masks are independent, so
+			// the processor works on them side by side), then eight at a time to find the one that is not.
+			for j+32 <= len(p) {
+				q := p[j : j+32 : j+32]
+				if attention(binary.LittleEndian.Uint64(q))|attention(binary.LittleEndian.Uint64(q[8:]))|
+					attention(binary.LittleEndian.Uint64(q[16:]))|attention(binary.LittleEndian.Uint64(q[24:])) != 0 {
+					break
+				}
+				j += 32
+			}
 			for j+8 <= len(p) {
 				if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
 					j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
@@ -334,22 +344,26 @@ func plainRun(p []byte) int {
 }
 
 // attention returns a word with the top bit set in each lane (byte) of w that is not plain ASCII
-// (printable, tab, newline: the plain table), SWAR style: in every lane, (b|0x80) - k keeps its top bit
-// exactly when b&0x7f >= k, with no borrow from the next lane. A lane >= 0x80 is marked by its own top
-// bit whatever the other terms say of it, so the lowest marked lane is the first byte that needs a look.
+// (printable, tab, newline: the plain table), SWAR style, in a dozen operations. With the top bit of
+// every lane set first (x), subtracting k*lanes1 borrows from no other lane, and a lane keeps its top bit
+// exactly when its low seven bits are >= k: so the lanes below 0x20, and those from 0x09 to 0x0a (tab and
+// newline), are each one subtraction. Adding 1 to the low seven bits carries into the top bit exactly for
+// 0x7f; ORed with w's own top bits, that marks every lane >= 0x7f. A lane >= 0x80 is marked whatever the
+// other terms say of it, so the lowest marked lane is the first byte that needs a look.
 func attention(w uint64) uint64 {
-	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
-	ctl &^= byteIs(w, '\t') | byteIs(w, '\n')
-	return w&lanes80 | ctl | byteIs(w, 0x7f)
+	x := w | lanes80
+	high := ((w &^ lanes80) + lanes1) | w           // top bit: b >= 0x7f
+	tabNL := (x - 0x09*lanes1) &^ (x - 0x0b*lanes1) // top bit: 0x09 <= b&0x7f < 0x0b
+	return (high | ^(x-0x20*lanes1)&^tabNL) & lanes80
 }
 
 // attentionNL is attention, and the lanes of w that are '\n' (top bit set in each, as byteIs). It is
 // attention written out again (not a call to it) so that both stay small enough to be inlined.
 func attentionNL(w uint64) (m, nl uint64) {
-	nl = byteIs(w, '\n')
-	ctl := ^((w | lanes80) - 0x20*lanes1) & lanes80 // lanes < 0x20
-	ctl &^= byteIs(w, '\t') | nl
-	return w&lanes80 | ctl | byteIs(w, 0x7f), nl
+	x := w | lanes80
+	high := ((w &^ lanes80) + lanes1) | w
+	tabNL := (x - 0x09*lanes1) &^ (x - 0x0b*lanes1)
+	return (high | ^(x-0x20*lanes1)&^tabNL) & lanes80, byteIs(w, '\n')
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
