@@ -80,11 +80,12 @@ func startupLine() string {
 //     ends, and through the real `builtin` errexit, nounset, xtrace and verbose are turned off, and so
 //     are alias expansion (for the next step's parse) and nocasematch.
 //  3. The records: O SHELLOPTS, B BASHOPTS, N COUNT and the shell's initial environment
-//     (/proc/$$/environ, COUNT entries), I COUNT and the values bash gave itself ([startupLine]), M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD,
-//     V `declare -p` (every variable), F `declare -f`, G `declare -F`, L `alias -p`, and E last, each
-//     only when the step before it succeeded (a builtin the command disabled with `enable -n` is
-//     enabled again first; one that still fails leaves the dump without E): a dump without E is not
-//     kept, so a failed step never passes for an empty state.
+//     (/proc/$$/environ, COUNT entries), I COUNT and the values bash gave itself ([startupLine]),
+//     M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD, V `declare -p` (every variable),
+//     F `declare -f`, G `declare -F`, L `alias -p`, and E last, each only when the step before it
+//     succeeded (a builtin the command disabled with `enable -n` is enabled again first; one that still
+//     fails leaves the dump without E): a dump without E is not kept, so a failed step never passes for
+//     an empty state.
 func dumpScript(path string) string {
 	return `{ __agentbash_o=$SHELLOPTS __agentbash_b=$BASHOPTS POSIXLY_CORRECT=y; } 2>/dev/null
 { \trap - DEBUG RETURN ERR; \unset -f builtin; \unset POSIXLY_CORRECT; \builtin enable declare printf mapfile umask shopt set pwd alias trap unset; \builtin set +o posix +o errexit +o nounset +o xtrace +o verbose +o errtrace +o functrace +o noglob; \builtin shopt -u expand_aliases nocasematch; } 2>/dev/null
