@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -485,6 +486,22 @@ func TestStateThatBrokeSessions(t *testing.T) {
 		_, _, _, _ = shell(t, s, "s", `enable -n declare`, Prelude{}, "")
 		out, _, _, _ := shell(t, s, "s", `echo "KEEP=$KEEP"; type -t f; [ -n "$PATH" ] && echo path`, Prelude{}, "")
 		if out != "KEEP=1\nfunction\npath\n" {
+			t.Errorf("output %q", out)
+		}
+	})
+	t.Run("enable -n builtin", func(t *testing.T) {
+		// The trap runs but can write nothing: the warning says so, not that the trap never ran.
+		s := newStore(t)
+		shell(t, s, "s", `export KEEP=1`, Prelude{}, "")
+		_, _, kept, w := shell(t, s, "s", `enable -n builtin; KEEP=2`, Prelude{}, "")
+		if kept || !strings.Contains(w, "wrote nothing") || strings.Contains(w, "ran exec") {
+			t.Errorf("kept %v, warning %q", kept, w)
+		}
+		_, _, kept, w = shell(t, s, "s", `trap 'echo bye' EXIT; KEEP=3`, Prelude{}, "")
+		if kept || w != fmt.Sprintf(NotSavedWarning, "s") {
+			t.Errorf("own EXIT trap: kept %v, warning %q", kept, w)
+		}
+		if out, _, _, _ := shell(t, s, "s", `echo "KEEP=$KEEP"`, Prelude{}, ""); out != "KEEP=1\n" {
 			t.Errorf("output %q", out)
 		}
 	})

@@ -90,11 +90,16 @@ func isUmask(s string) bool {
 	return (len(s) == 3 || len(s) == 4) && strings.Trim(s, "01234567") == ""
 }
 
-// errNoDump, errHalfDump: why a command's state could not be kept.
+// errNoDump, errEmptyDump, errHalfDump: why a command's state could not be kept.
 var (
-	errNoDump   = errors.New("the shell ended without running agentbash's EXIT trap")
-	errHalfDump = errors.New("the shell's state dump was cut short")
+	errNoDump    = errors.New("the shell ended without running agentbash's EXIT trap")
+	errEmptyDump = errors.New("the EXIT trap that saves it wrote nothing (the command disabled a builtin it needs, `builtin` itself with `enable -n`?)")
+	errHalfDump  = errors.New("the shell's state dump was cut short")
 )
+
+// unwrittenDump is what the dump file holds until the EXIT trap's `>|` replaces it: so a trap that ran
+// but could write nothing (an empty file) is told from one that never ran.
+const unwrittenDump = "agentbash: the EXIT trap has not run\n"
 
 // parseDump reads what the EXIT trap wrote (see [dumpScript]): NUL-separated records, a tag then its
 // field, ending with E. The variables kept are those that differ from the shell's initial environment
@@ -104,8 +109,11 @@ var (
 // left as the request set it keeps the session's own entry for it (the request's value was for this
 // command only).
 func parseDump(data []byte, prev *State, explicit []string) (State, error) {
-	if len(data) == 0 {
+	switch string(data) {
+	case unwrittenDump:
 		return State{}, errNoDump
+	case "":
+		return State{}, errEmptyDump
 	}
 	fields := bytes.Split(data, []byte{0})
 	var st State
@@ -524,7 +532,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		l.dump = filepath.Join(l.dir, dumpPrefix+id)
 		b.WriteString(", and the EXIT trap that saves what it leaves")
 		// Made here, 0600, so the trap's `>|` writes into a private file whatever the command's umask.
-		if err := os.WriteFile(l.dump, nil, 0o600); err != nil {
+		if err := os.WriteFile(l.dump, []byte(unwrittenDump), 0o600); err != nil {
 			return "", fmt.Errorf("session %s: %w", l.Name, err)
 		}
 	}
