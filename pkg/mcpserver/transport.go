@@ -333,11 +333,12 @@ const maxSafeID = 1 << 53
 var integerID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)$`) })
 
 // checkLine tells whether line (one line of input, with its newline) is a message the SDK can take: a
-// JSON-RPC 2.0 request, notification or response as one object, with an id that is a string, an integer
-// (within ±2^53) or null. Else answer is the error response to write (-32700 for a line that is not JSON,
-// -32600 for one that is not a valid request; the id the request's own when it is a valid one, else
-// null), or nil for a line to drop unanswered: a blank line, or a response the SDK could not read (a
-// response is never answered, JSON-RPC 2.0 §5).
+// JSON-RPC 2.0 request, notification or response as one object, with an id that is a string or an
+// integer (within ±2^53), or null in a response (MCP allows no null id in a request). Else answer is the
+// error response to write (-32700 for a line that is not JSON, -32600 for one that is not a valid
+// request; the id the request's own when it is a valid one, else null), or nil for a line to drop
+// unanswered: a blank line, or a response the SDK could not read (a response is never answered,
+// JSON-RPC 2.0 §5).
 func checkLine(line []byte) (ok bool, answer []byte) {
 	line = bytes.TrimSpace(line)
 	switch {
@@ -380,6 +381,11 @@ func checkLine(line []byte) (ok bool, answer []byte) {
 		var name string
 		if json.Unmarshal(method, &name) != nil {
 			return invalid(id, `"method" must be a string`)
+		}
+		if hasID && id == nil {
+			// MCP: a request's id is a string or an integer, never null (the SDK would take the line for a
+			// notification and never answer it).
+			return invalid(nil, "a request's id must not be null")
 		}
 	} else {
 		_, hasResult := m["result"]

@@ -139,7 +139,7 @@ func TestCheckLine(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, pass, ""},
 		{`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"bash"}}`, pass, ""},
 		{`{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}`, pass, ""},
-		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, pass, ""}, // the SDK takes it as a notification
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, jsonrpc.CodeInvalidRequest, "null"}, // MCP: never null
 		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, pass, ""},
 		{"  {\"jsonrpc\":\"2.0\",\"method\":\"\",\"id\":2}\r\n", pass, ""}, // the SDK: method not found
 		{`{"jsonrpc":"2.0","id":4,"result":{}}`, pass, ""},                 // a response to the server's request
