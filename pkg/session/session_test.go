@@ -139,6 +139,23 @@ func TestStartupVariablesNotKept(t *testing.T) {
 		t.Errorf("TERM of the later environment: %q", out)
 	}
 
+	// An OLDPWD from the environment that is not a directory: bash declares it exported without a value,
+	// as it does when there is none.
+	for _, oldpwd := range []string{"/nonexistent", ""} {
+		s = newStore(t)
+		t.Setenv("OLDPWD", oldpwd)
+		shell(t, s, "s", `true`, Prelude{}, "")
+		l, err := s.Acquire(context.Background(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.state.Vars) != 0 || len(l.state.Unset) != 0 {
+			t.Errorf("OLDPWD=%q: kept %+v, unset %v", oldpwd, l.state.Vars, l.state.Unset)
+		}
+		l.Release()
+	}
+	unsetenv(t, "OLDPWD")
+
 	// Changed by a command, they are kept as any variable.
 	s = newStore(t)
 	unsetenv(t, "SHELL")
@@ -243,20 +260,34 @@ func TestNotSaved(t *testing.T) {
 }
 
 // The request's explicit environment wins over the session's value for that command, and a command that
-// leaves it as given does not make it the session's.
+// leaves it as given does not make it the session's: for any variable, those bash gives itself at start
+// included (an explicit TERM or PATH for one command once dropped the session's own).
 func TestExplicitEnvWins(t *testing.T) {
-	s := newStore(t)
-	shell(t, s, "s", `export FOO=session`, Prelude{}, "")
-	out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{Env: []string{"FOO=explicit"}}, "")
-	if out != "explicit\n" {
-		t.Errorf("explicit: %q", out)
-	}
-	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "session\n" {
-		t.Errorf("after: %q", out)
-	}
-	shell(t, s, "s", `FOO=changed`, Prelude{Env: []string{"FOO=explicit"}}, "")
-	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "changed\n" {
-		t.Errorf("changed by the command: %q", out)
+	for _, name := range []string{"FOO", "TERM", "PATH", "SHELL", "IFS", "OPTIND", "PS4"} {
+		t.Run(name, func(t *testing.T) {
+			s := newStore(t)
+			unsetenv(t, "SHELL", "TERM")
+			session, explicit, changed := "/session", "/explicit", "/changed"
+			switch name {
+			case "PATH":
+				session, explicit, changed = os.Getenv("PATH")+":/session", os.Getenv("PATH")+":/explicit", os.Getenv("PATH")+":/changed"
+			case "OPTIND":
+				session, explicit, changed = "7", "8", "9"
+			}
+			get := `printf '%s\n' "$` + name + `"`
+			shell(t, s, "s", `export `+name+`=`+session, Prelude{}, "")
+			out, _, _, _ := shell(t, s, "s", get, Prelude{Env: []string{name + "=" + explicit}}, "")
+			if out != explicit+"\n" {
+				t.Errorf("explicit: %q", out)
+			}
+			if out, _, _, _ := shell(t, s, "s", get, Prelude{}, ""); out != session+"\n" {
+				t.Errorf("after: %q", out)
+			}
+			shell(t, s, "s", name+`=`+changed, Prelude{Env: []string{name + "=" + explicit}}, "")
+			if out, _, _, _ := shell(t, s, "s", get, Prelude{}, ""); out != changed+"\n" {
+				t.Errorf("changed by the command: %q", out)
+			}
+		})
 	}
 }
 
