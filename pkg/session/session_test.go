@@ -156,6 +156,29 @@ func TestStartupVariablesNotKept(t *testing.T) {
 	}
 	unsetenv(t, "OLDPWD")
 
+	// A command that unsets or rewrites the record of their values does not make them all kept.
+	s = newStore(t)
+	unsetenv(t, "SHELL", "TERM")
+	shell(t, s, "s", `unset __agentbash_i; __agentbash_i=(TERM=x); f() { local __agentbash_i; exit 0; }; f`, Prelude{}, "")
+	l, err = s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.state.Vars) != 0 || len(l.state.Unset) != 0 {
+		t.Errorf("__agentbash_i changed: kept %+v, unset %v", l.state.Vars, l.state.Unset)
+	}
+	l.Release()
+
+	// Given another attribute, the value bash gave is kept with it.
+	s = newStore(t)
+	shell(t, s, "s", `readonly SHELL; declare -l TERM`, Prelude{}, "")
+	t.Setenv("SHELL", "/bin/other")
+	if out, _, _, _ := shell(t, s, "s", `declare -p SHELL TERM`, Prelude{}, ""); !strings.Contains(out, "declare -r SHELL=") || !strings.Contains(out, "declare -l TERM=") {
+		t.Errorf("readonly SHELL, declare -l TERM: %q", out)
+	}
+	unsetenv(t, "SHELL")
+	t.Setenv("TERM", "xterm-256color")
+
 	// Changed by a command, they are kept as any variable.
 	s = newStore(t)
 	unsetenv(t, "SHELL")

@@ -236,11 +236,10 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			}
 			continue // as inherited
 		}
-		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value {
-			// Bash exports what it took from the environment (IFS and OPTIND keep their own values).
-			if isInherited == strings.Contains(v.flags, "x") {
-				continue // as bash set it
-			}
+		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value && flags == map[bool]string{true: "x"}[isInherited] {
+			// Bash exports what it took from the environment (IFS and OPTIND keep their own values), and
+			// gives these no other attribute: one made read-only, an integer … is kept.
+			continue // as bash set it
 		}
 		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
 			// Bash declares OLDPWD exported without a value when the environment has none, or one that
