@@ -94,6 +94,8 @@ func TestStateCarriesOver(t *testing.T) {
 		{"OLDPWD", `cd / && cd /tmp`, `cd - >/dev/null; pwd`, "/"},
 		{"IFS", `IFS=:`, `x="a:b"; set -- $x; echo $#`, "2"},
 		{"PATH", `PATH=/nonexistent:$PATH`, `echo "${PATH%%:*}"`, "/nonexistent"},
+		{"unset of what bash gives itself", `unset IFS PS4 OPTERR OPTIND SHELL`,
+			`echo "[${IFS-u}${PS4-u}${OPTERR-u}${OPTIND-u}${SHELL-u}]"`, "[uuuuu]"},
 		{"exit status kept", `export FOO=e; exit 3`, `echo $FOO`, "e"},
 	}
 	for _, c := range cases {
