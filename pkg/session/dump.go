@@ -52,7 +52,8 @@ var excluded = []string{
 var startupNames = []string{"IFS", "OPTERR", "OPTIND", "PATH", "PS4", "SHELL", "TERM"}
 
 // startupLine is the prelude's first line: it keeps in __agentbash_i, as NAME=VALUE entries, the values
-// of the [startupNames] that are set when the shell has just started.
+// of the [startupNames] that are set when the shell has just started, read-only (a command that unset or
+// changed it would have every one of them kept).
 func startupLine() string {
 	var b strings.Builder
 	b.WriteString("__agentbash_i=(")
@@ -62,7 +63,7 @@ func startupLine() string {
 		}
 		fmt.Fprintf(&b, `${%s+"%s=$%s"}`, n, n, n)
 	}
-	b.WriteString(")\n")
+	b.WriteString(")\n{ \\builtin readonly __agentbash_i; } 2>/dev/null\n")
 	return b.String()
 }
 

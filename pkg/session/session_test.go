@@ -94,6 +94,8 @@ func TestStateCarriesOver(t *testing.T) {
 		{"OLDPWD", `cd / && cd /tmp`, `cd - >/dev/null; pwd`, "/"},
 		{"IFS", `IFS=:`, `x="a:b"; set -- $x; echo $#`, "2"},
 		{"PATH", `PATH=/nonexistent:$PATH`, `echo "${PATH%%:*}"`, "/nonexistent"},
+		{"unset of what bash gives itself", `unset IFS PS4 OPTERR OPTIND SHELL`,
+			`echo "[${IFS-u}${PS4-u}${OPTERR-u}${OPTIND-u}${SHELL-u}]"`, "[uuuuu]"},
 		{"exit status kept", `export FOO=e; exit 3`, `echo $FOO`, "e"},
 	}
 	for _, c := range cases {
@@ -138,6 +140,46 @@ func TestStartupVariablesNotKept(t *testing.T) {
 	if out, _, _, _ := shell(t, s, "s", `echo "$TERM"; bash -c 'echo "$TERM"'`, Prelude{}, ""); out != "xterm-256color\nxterm-256color\n" {
 		t.Errorf("TERM of the later environment: %q", out)
 	}
+
+	// An OLDPWD from the environment that is not a directory: bash declares it exported without a value,
+	// as it does when there is none.
+	for _, oldpwd := range []string{"/nonexistent", ""} {
+		s = newStore(t)
+		t.Setenv("OLDPWD", oldpwd)
+		shell(t, s, "s", `true`, Prelude{}, "")
+		l, err := s.Acquire(context.Background(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.state.Vars) != 0 || len(l.state.Unset) != 0 {
+			t.Errorf("OLDPWD=%q: kept %+v, unset %v", oldpwd, l.state.Vars, l.state.Unset)
+		}
+		l.Release()
+	}
+	unsetenv(t, "OLDPWD")
+
+	// A command that unsets or rewrites the record of their values does not make them all kept.
+	s = newStore(t)
+	unsetenv(t, "SHELL", "TERM")
+	shell(t, s, "s", `unset __agentbash_i; __agentbash_i=(TERM=x); f() { local __agentbash_i; exit 0; }; f`, Prelude{}, "")
+	l, err = s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.state.Vars) != 0 || len(l.state.Unset) != 0 {
+		t.Errorf("__agentbash_i changed: kept %+v, unset %v", l.state.Vars, l.state.Unset)
+	}
+	l.Release()
+
+	// Given another attribute, the value bash gave is kept with it.
+	s = newStore(t)
+	shell(t, s, "s", `readonly SHELL; declare -l TERM`, Prelude{}, "")
+	t.Setenv("SHELL", "/bin/other")
+	if out, _, _, _ := shell(t, s, "s", `declare -p SHELL TERM`, Prelude{}, ""); !strings.Contains(out, "declare -r SHELL=") || !strings.Contains(out, "declare -l TERM=") {
+		t.Errorf("readonly SHELL, declare -l TERM: %q", out)
+	}
+	unsetenv(t, "SHELL")
+	t.Setenv("TERM", "xterm-256color")
 
 	// Changed by a command, they are kept as any variable.
 	s = newStore(t)
@@ -243,20 +285,34 @@ func TestNotSaved(t *testing.T) {
 }
 
 // The request's explicit environment wins over the session's value for that command, and a command that
-// leaves it as given does not make it the session's.
+// leaves it as given does not make it the session's: for any variable, those bash gives itself at start
+// included (an explicit TERM or PATH for one command once dropped the session's own).
 func TestExplicitEnvWins(t *testing.T) {
-	s := newStore(t)
-	shell(t, s, "s", `export FOO=session`, Prelude{}, "")
-	out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{Env: []string{"FOO=explicit"}}, "")
-	if out != "explicit\n" {
-		t.Errorf("explicit: %q", out)
-	}
-	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "session\n" {
-		t.Errorf("after: %q", out)
-	}
-	shell(t, s, "s", `FOO=changed`, Prelude{Env: []string{"FOO=explicit"}}, "")
-	if out, _, _, _ := shell(t, s, "s", `echo $FOO`, Prelude{}, ""); out != "changed\n" {
-		t.Errorf("changed by the command: %q", out)
+	for _, name := range []string{"FOO", "TERM", "PATH", "SHELL", "IFS", "OPTIND", "PS4"} {
+		t.Run(name, func(t *testing.T) {
+			s := newStore(t)
+			unsetenv(t, "SHELL", "TERM")
+			session, explicit, changed := "/session", "/explicit", "/changed"
+			switch name {
+			case "PATH":
+				session, explicit, changed = os.Getenv("PATH")+":/session", os.Getenv("PATH")+":/explicit", os.Getenv("PATH")+":/changed"
+			case "OPTIND":
+				session, explicit, changed = "7", "8", "9"
+			}
+			get := `printf '%s\n' "$` + name + `"`
+			shell(t, s, "s", `export `+name+`=`+session, Prelude{}, "")
+			out, _, _, _ := shell(t, s, "s", get, Prelude{Env: []string{name + "=" + explicit}}, "")
+			if out != explicit+"\n" {
+				t.Errorf("explicit: %q", out)
+			}
+			if out, _, _, _ := shell(t, s, "s", get, Prelude{}, ""); out != session+"\n" {
+				t.Errorf("after: %q", out)
+			}
+			shell(t, s, "s", name+`=`+changed, Prelude{Env: []string{name + "=" + explicit}}, "")
+			if out, _, _, _ := shell(t, s, "s", get, Prelude{}, ""); out != changed+"\n" {
+				t.Errorf("changed by the command: %q", out)
+			}
+		})
 	}
 }
 

@@ -223,28 +223,44 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 		if isExcluded(v.Name) {
 			continue
 		}
-		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value {
-			// Bash exports what it took from the environment (IFS and OPTIND keep their own values).
-			if _, inherited := environ[v.Name]; inherited == strings.Contains(v.flags, "x") {
-				continue // as bash set it
-			}
+		inherited, isInherited := environ[v.Name]
+		flags := v.flags
+		if v.Name == "OPTIND" {
+			flags = strings.ReplaceAll(flags, "i", "") // bash's own attribute for it, always there
 		}
-		if _, inherited := environ[v.Name]; !inherited && v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
-			continue // bash declares OLDPWD exported without a value when the environment has none
-		}
-		if inherited, ok := environ[v.Name]; ok && v.flags == "x" && v.scalar && v.value == inherited {
+		if isInherited && flags == "x" && v.scalar && v.value == inherited {
+			// First, for every variable: one the request set explicitly keeps the session's own entry
+			// even when it is also one bash gives itself (TERM, PATH, OPTIND from the environment).
 			if slices.Contains(explicit, v.Name) && prev != nil {
 				st.keep(prev, v.Name)
 			}
 			continue // as inherited
 		}
+		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value && flags == map[bool]string{true: "x"}[isInherited] {
+			// Bash exports what it took from the environment (IFS and OPTIND keep their own values), and
+			// gives these no other attribute: one made read-only, an integer … is kept.
+			continue // as bash set it
+		}
+		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
+			// Bash declares OLDPWD exported without a value when the environment has none, or one that
+			// is not a directory; restored, such a declaration would change nothing anyway.
+			continue
+		}
 		st.Vars = append(st.Vars, v.Var)
 	}
+	// Unset: what the shell had when it started (from the environment, or given by bash itself: IFS,
+	// OPTIND, PS4 …, which bash would set again) and no longer has.
 	for _, k := range slices.Sorted(maps.Keys(environ)) {
 		if isIdentifier(k) && !isExcluded(k) && !set[k] {
 			st.Unset = append(st.Unset, k)
 		}
 	}
+	for _, k := range slices.Sorted(maps.Keys(startup)) {
+		if _, inherited := environ[k]; !inherited && !isExcluded(k) && !set[k] {
+			st.Unset = append(st.Unset, k)
+		}
+	}
+	slices.Sort(st.Unset)
 	if st.Aliases, err = parseAliases(aliases); err != nil {
 		return State{}, err
 	}

@@ -147,3 +147,40 @@ func TestArtWriterPreallocates(t *testing.T) {
 		t.Fatalf("/dev/null: allocated %d, want -1 (the reservation failed and was not asked again)", a.allocated)
 	}
 }
+
+// No reservation takes more than a small share of the space the file system has left: on a nearly full
+// disk the command itself may need it (one that wrote a file next to its artifact ran out of space).
+func TestArtWriterLeavesSpace(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("preallocation is Linux-only")
+	}
+	chunk := bytes.Repeat([]byte("0123456789abcdef\n"), 4096) // 68 KiB
+	for _, c := range []struct {
+		avail   int64
+		reserve bool
+	}{
+		{24 << 20, false}, // 24 MiB left: a reservation of 8 MiB is a third of it
+		{1 << 40, true},   // plenty
+	} {
+		old := availableBytes
+		availableBytes = func(*os.File) (int64, bool) { return c.avail, true }
+		f, err := os.Create(t.TempDir() + "/art.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := newArtWriter(f, 1<<30)
+		for n := 0; n < preallocFrom+2*preallocMin; n += len(chunk) {
+			if _, err := a.Write(chunk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if werr, cerr := a.Close(); werr != nil || cerr != nil {
+			t.Fatalf("Close: %v, %v", werr, cerr)
+		}
+		availableBytes = old
+		// Asked for (allocated -1: the file system could not), or never asked.
+		if tried := a.allocated != 0; tried != c.reserve {
+			t.Errorf("%d bytes available: allocated %d, want a reservation tried: %v", c.avail, a.allocated, c.reserve)
+		}
+	}
+}

@@ -433,10 +433,14 @@ func (e *EndedError) Error() string {
 	return fmt.Sprintf("supervisor %d ended: %s", e.Pid, waitText(e.Status))
 }
 
-// waitText says how a process ended.
+// waitText says how a process ended: `killed by SIGKILL` (the signal's name, not its description, which
+// read "killed by killed"), or `exit status N`.
 func waitText(ws syscall.WaitStatus) string {
 	if ws.Signaled() {
-		return "killed by " + ws.Signal().String()
+		if name := unix.SignalName(ws.Signal()); name != "" {
+			return "killed by " + name
+		}
+		return fmt.Sprintf("killed by signal %d", int(ws.Signal()))
 	}
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }

@@ -282,3 +282,20 @@ func TestCancelRequest(t *testing.T) {
 		}
 	}
 }
+
+// How a supervisor ended reads with the signal's name (SIGKILL, not the description "killed").
+func TestWaitText(t *testing.T) {
+	for _, c := range []struct {
+		ws   syscall.WaitStatus
+		want string
+	}{
+		{syscall.WaitStatus(9), "killed by SIGKILL"},
+		{syscall.WaitStatus(15), "killed by SIGTERM"},
+		{syscall.WaitStatus(11 | 0x80), "killed by SIGSEGV"}, // core dumped
+		{syscall.WaitStatus(2 << 8), "exit status 2"},
+	} {
+		if got := waitText(c.ws); got != c.want {
+			t.Errorf("waitText(%#x) = %q, want %q", int(c.ws), got, c.want)
+		}
+	}
+}
