@@ -148,7 +148,8 @@ up to 5 seconds; past that nothing is removed and rm exits 1. An unknown session
 			}
 			err := sessionStore().Remove(args[0], removeWait)
 			if errors.Is(err, session.ErrNotFound) {
-				return exitError{code: 1, err: fmt.Errorf("no session %s", args[0])}
+				// As `session show` says it.
+				return exitError{code: 1, err: fmt.Errorf("session %s: %w", args[0], session.ErrNotFound)}
 			}
 			if err != nil {
 				return exitError{code: 1, err: err}
