@@ -236,7 +236,11 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			}
 			continue // as inherited
 		}
-		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value && flags == map[bool]string{true: "x"}[isInherited] {
+		bashFlags := "" // the attributes bash gives it: exported when it came from the environment
+		if isInherited {
+			bashFlags = "x"
+		}
+		if value, ok := startup[v.Name]; ok && v.scalar && v.value == value && flags == bashFlags {
 			// Bash exports what it took from the environment (IFS and OPTIND keep their own values), and
 			// gives these no other attribute: one made read-only, an integer … is kept.
 			continue // as bash set it
