@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -687,6 +688,29 @@ func TestSessionName(t *testing.T) {
 	}
 }
 
+// keepSession makes session name of store hold a state, as a command that ended by itself leaves one (a
+// session that never kept a state is not kept at all).
+func keepSession(t *testing.T, store session.Store, name string) {
+	t.Helper()
+	l, err := store.Acquire(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	prelude, err := l.Prelude(session.Prelude{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "x=1")
+	cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+prelude)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, kept, w, err := l.Commit(true); !kept || err != nil {
+		t.Fatalf("state not kept: %q, %v", w, err)
+	}
+}
+
 // The sessions of servers that are gone are removed; those of live servers, named ones and the
 // generated names of before (no pid) stay.
 func TestRemoveOrphanSessions(t *testing.T) {
@@ -700,11 +724,7 @@ func TestRemoveOrphanSessions(t *testing.T) {
 	live := fmt.Sprintf("mcp-%d-0123456789ab", os.Getpid())
 	names := []string{gone, live, "mcp-1-0123456789ab", "work", "mcp-0123456789ab"}
 	for _, name := range names {
-		l, err := store.Acquire(context.Background(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Release()
+		keepSession(t, store, name)
 	}
 	removed, err := RemoveOrphanSessions(store, time.Second)
 	if err != nil || !slices.Equal(removed, []string{gone}) {

@@ -251,6 +251,9 @@ func (s Store) lock(ctx context.Context, name string) (*Lease, error) {
 			return nil, fmt.Errorf("session %s: %w", name, err)
 		}
 		f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the directory was removed (session rm, or a lease of a session that kept nothing) meanwhile
+		}
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", name, err)
 		}
@@ -356,7 +359,16 @@ func (l *Lease) Release() {
 			_ = os.Remove(p)
 		}
 	}
-	if l.lock != nil {
+	switch {
+	case l.state == nil:
+		// A session that never kept a state (its commands never ran, or none ended by itself) is left as
+		// it was before them: not there. The lock file goes while it is held, as `session rm` does it; the
+		// directory only when nothing else is in it (another process's lock file or prelude).
+		if l.lock != nil {
+			_ = os.Remove(filepath.Join(l.dir, lockFile))
+		}
+		_ = os.Remove(l.dir)
+	case l.lock != nil:
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(l.dir, lockFile), now, now)
 	}

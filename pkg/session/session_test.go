@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -422,8 +423,12 @@ func TestAcquireWaitsInOrder(t *testing.T) {
 	if order[0] != 0 || order[1] != 2 {
 		t.Errorf("order %v", order)
 	}
-	// Across processes (a flock taken by another open file): a cancel ends the wait too.
-	f, err := os.OpenFile(filepath.Join(s.Dir, "s", lockFile), os.O_RDWR, 0)
+	// Across processes (a flock taken by another open file): a cancel ends the wait too. (The session kept
+	// no state, so its last release removed it: the other process makes the lock file, as lock does.)
+	if err := os.MkdirAll(filepath.Join(s.Dir, "s"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir, "s", lockFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -580,5 +585,49 @@ func TestSplitFunctions(t *testing.T) {
 	}
 	if got := splitFunctions(text, []string{"a=b", "x"}); len(got) != 1 || got[0] != text {
 		t.Errorf("names that do not match: %q", got)
+	}
+}
+
+// A session whose commands never kept a state (none ran, or none ended by itself) is left as it was
+// before them: not there, on disk or in the list; a task's Peek is not listed either (its prelude, which
+// empties itself once bash read it, stays until a sweep). Once a state was kept, a command that keeps
+// none leaves the session as it is.
+func TestStatelessSessionLeavesNothing(t *testing.T) {
+	s := newStore(t)
+	l, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Prelude(Prelude{Capture: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept, _, _ := l.Commit(false); kept { // timed out, say
+		t.Fatal("kept a state of a command that did not end by itself")
+	}
+	l.Release()
+	p, err := s.Peek("t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Prelude(Prelude{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+	if infos, err := s.List(); err != nil || len(infos) != 0 {
+		t.Fatalf("list %+v, %v", infos, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir, "s")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("session s left on disk: %v", err)
+	}
+
+	shell(t, s, "s", `x=1`, Prelude{}, "")
+	l, err = s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Commit(false)
+	l.Release()
+	if infos, _ := s.List(); len(infos) != 1 || infos[0].Name != "s" {
+		t.Fatalf("list after a kept state: %+v", infos)
 	}
 }
