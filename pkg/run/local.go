@@ -44,15 +44,18 @@ func Prepare() {
 	}
 }
 
-// prepare makes this process the subreaper and closes inherited descriptors to children, once, and
-// starts reserving spare threads in the background: that takes a few milliseconds of waiting for the
-// runtime to hand each blocked thread's processor on, which a command's start must not wait for (a fork
-// bomb needs far longer than that to reach the process limit).
+// prepare makes this process the subreaper and closes inherited descriptors to children, once.
 var prepare = sync.OnceFunc(func() {
 	CloseInheritedDescriptors()
 	becomeSubreaper()
-	go reserveThreads()
 })
+
+// reserve reserves spare threads (reserveThreads), once per process, after its first shell started: that
+// takes a few milliseconds of waiting for the runtime to hand each blocked thread's processor on, which
+// the command's start must not wait for, and the threads held meanwhile must not be the ones the start
+// needs (under a small process limit the fork of the shell then failed). A fork bomb needs far longer to
+// reach a limit that binds than the shell takes to start.
+var reserve = sync.OnceFunc(reserveThreads)
 
 // CloseInheritedDescriptors makes sure that the processes this one starts see only the descriptors they
 // are given (0, 1 and 2 for a command, SPEC §3.7): every descriptor from 3 up that agentbash inherited
@@ -132,6 +135,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		return Outcome{}, err
 	}
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
+	go reserve()
 	pid := cmd.Process.Pid
 	if spec.Started != nil {
 		spec.Started(pid)
