@@ -254,8 +254,9 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 
 // pty [-exit N] [-intr TEXT] [-cols N] [-rows N] PROG ARGS... runs PROG with stdin, stdout and stderr on a
 // new pseudo-terminal (its controlling terminal) and puts what the terminal showed on stdout, with \r\n
-// turned into \n. The exit status must be N (default 0). With -intr, once TEXT has appeared the terminal
-// gets Ctrl-C: the line discipline echoes ^C and sends SIGINT to PROG, as a person at the keyboard would.
+// turned into \n. The exit status must be N (default 0). With -intr, once TEXT has appeared (\n in it
+// stands for a line break) the terminal gets Ctrl-C: the line discipline echoes ^C and sends SIGINT to
+// PROG, as a person at the keyboard would.
 func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("usage: pty [-exit N] [-intr TEXT] [-cols N] [-rows N] prog args...")
@@ -267,7 +268,7 @@ func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
 		case "-exit":
 			want = n
 		case "-intr":
-			intr = args[1]
+			intr = strings.ReplaceAll(args[1], `\n`, "\n")
 		case "-cols":
 			size.Col = uint16(n)
 		case "-rows":
@@ -313,7 +314,7 @@ func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
 	for sent := false; ; {
 		n, err := master.Read(buf)
 		shown = append(shown, buf[:n]...)
-		if intr != "" && !sent && strings.Contains(string(shown), intr) {
+		if intr != "" && !sent && strings.Contains(strings.ReplaceAll(string(shown), "\r\n", "\n"), intr) {
 			_, _ = master.Write([]byte{3}) // Ctrl-C
 			sent = true
 		}
