@@ -60,6 +60,22 @@ func connect(t *testing.T, s *Server, opts *mcp.ClientOptions) (cs *mcp.ClientSe
 	return cs, served
 }
 
+// connectStdio serves s over the stdio transport on one end of a pipe and returns a client on the other:
+// closing client is the client going away (cs.Close would wait for the calls to end); served reports
+// Serve's return.
+func connectStdio(t *testing.T, s *Server) (cs *mcp.ClientSession, client net.Conn, served chan error) {
+	t.Helper()
+	server, client := net.Pipe()
+	served = make(chan error, 1)
+	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.IOTransport{Reader: client, Writer: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, client, served
+}
+
 // call calls tool with args and fails the test on a protocol error.
 func call(t *testing.T, cs *mcp.ClientSession, tool string, args any) *mcp.CallToolResult {
 	t.Helper()
@@ -389,14 +405,7 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 	s := testServer(t, func(o *Options) {
 		o.EndSession = func(name string) { mu.Lock(); ended = append(ended, name); mu.Unlock() }
 	})
-	server, client := net.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: client, Writer: client}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, client, served := connectStdio(t, s)
 	m := newMarker(t)
 	go func() {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
@@ -434,14 +443,7 @@ func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {
 			SessionDir: filepath.Join(t.TempDir(), "sessions"), NonZeroExit: result.NonZeroError})
 		o.EndSession = func(name string) { ended <- name }
 	})
-	server, client := net.Pipe()
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(context.Background(), Stdio(server, server)) }()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(context.Background(),
-		&mcp.IOTransport{Reader: client, Writer: client}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs, client, served := connectStdio(t, s)
 	m := newMarker(t)
 	go func() {
 		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
