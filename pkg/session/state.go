@@ -254,17 +254,13 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 	}
 	// Unset: what the shell had when it started (from the environment, or given by bash itself: IFS,
 	// OPTIND, PS4 …, which bash would set again) and no longer has.
-	for _, k := range slices.Sorted(maps.Keys(environ)) {
+	had := maps.Clone(startup)
+	maps.Copy(had, environ)
+	for _, k := range slices.Sorted(maps.Keys(had)) {
 		if isIdentifier(k) && !isExcluded(k) && !set[k] {
 			st.Unset = append(st.Unset, k)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(startup)) {
-		if _, inherited := environ[k]; !inherited && !isExcluded(k) && !set[k] {
-			st.Unset = append(st.Unset, k)
-		}
-	}
-	slices.Sort(st.Unset)
 	if st.Aliases, err = parseAliases(aliases); err != nil {
 		return State{}, err
 	}
