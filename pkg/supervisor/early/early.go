@@ -31,8 +31,8 @@ func Argv0() string {
 	return a
 }
 
-// spawned is the supervisor started at init; nil when none is being started.
-var spawned chan supervisor
+// spawned is the supervisor started at init, until Take hands it on; ok is false when none was started.
+var spawned supervisor
 
 type supervisor struct {
 	pid    int
@@ -49,20 +49,15 @@ func init() {
 	// Here and not on a goroutine: the run waits for its supervisor's start (its runtime's, then its
 	// inits'), not for the client's, so the spawn goes first. A goroutine had to wait for a thread of its
 	// own, which started the supervisor 0.5 to 1.5 ms later than the 0.3 ms the spawn itself takes.
-	spawned = make(chan supervisor, 1)
-	pid, socket, ok := spawn()
-	spawned <- supervisor{pid, socket, ok}
+	spawned.pid, spawned.socket, spawned.ok = spawn()
 }
 
 // Take returns the supervisor started at init, once: its pid and the client's end of its socket (descriptor
-// 3 in the supervisor), or ok false when none was started or it was taken already. It waits for the start.
+// 3 in the supervisor), or ok false when none was started or it was taken already.
 func Take() (pid int, socket *os.File, ok bool) {
 	take.Lock()
 	defer take.Unlock()
-	if spawned == nil {
-		return 0, nil, false
-	}
-	s := <-spawned
-	spawned = nil
+	s := spawned
+	spawned = supervisor{}
 	return s.pid, s.socket, s.ok
 }
