@@ -14,14 +14,14 @@ import (
 )
 
 func init() {
-	if code, ok := Dispatch(os.Args[1:]); ok {
+	if code, ok := dispatch(os.Args[1:]); ok {
 		os.Exit(code)
 	}
 }
 
-// Dispatch runs the hidden command args names (the process's arguments after argv[0]) and returns its
+// dispatch runs the hidden command args names (the process's arguments after argv[0]) and returns its
 // exit status with ok true, or ok false when args name none.
-func Dispatch(args []string) (code int, ok bool) {
+func dispatch(args []string) (code int, ok bool) {
 	switch {
 	case len(args) == 1 && args[0] == supervisor.Command:
 		return supervisor.Main(), true
