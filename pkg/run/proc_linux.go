@@ -156,9 +156,16 @@ func reserveThreads() {
 // command that left nothing behind. (Every descendant that outlived its parent was reparented to us, the
 // subreaper, so no children means no descendants.)
 func hasChildren() bool {
+	return !Childless()
+}
+
+// Childless reports whether this process certainly has no child, running or a zombie (Linux: waitid
+// answers ECHILD; elsewhere it cannot tell and says false). In a subreaper ([BecomeSubreaper]) no child
+// means no descendant at all. A supervisor asks before it serves another run.
+func Childless() bool {
 	var info unix.Siginfo
 	err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return !errors.Is(err, unix.ECHILD)
+	return errors.Is(err, unix.ECHILD)
 }
 
 // growPipe asks for a pipe of pipeBytes (F_SETPIPE_SZ); a refusal (a lower /proc/sys/fs/pipe-max-size, the

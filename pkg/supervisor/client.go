@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -22,18 +23,22 @@ import (
 // ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
 var ErrDied = errors.New("supervisor exited without a result")
 
-// Local is the local backend ([run.Executor]): each run gets its own supervisor process. It may keep
-// supervisors started ahead, so a run does not wait for a supervisor's exec: one for the next run
-// ([Local.Prewarm], what `run` does), or a pool of Spares refilled in the background after each take (a
-// long-lived client: rpc, mcp). A spare is an idle supervisor waiting for its start request; it exits by
-// itself when its socket closes, so none outlives this process. Its methods are safe for concurrent use;
-// after Close, runs still work but no spare is kept.
+// Local is the local backend ([run.Executor]): each run gets a supervisor process of its own while it
+// runs. It may keep supervisors started ahead, so a run does not wait for a supervisor's exec: one for the
+// next run ([Local.Prewarm], what `run` does), or a pool of Spares (a long-lived client: rpc, mcp), whose
+// supervisors also serve the next run after one that left nothing behind (reuse: the supervisor says so in
+// its done event), and are refilled in the background when fewer than Spares would be idle or coming
+// back. An idle supervisor waits for its start request; it exits by itself when its socket closes, so
+// none outlives this process. Its methods are safe for concurrent use; after Close, runs still work but
+// no supervisor is kept.
 type Local struct {
-	// Spares is how many idle supervisors to keep ready; 0 keeps only what Prewarm started.
+	// Spares is how many idle supervisors to keep ready, reused after runs; 0 keeps only what Prewarm
+	// started, and reuses none.
 	Spares int
 
 	mu      sync.Mutex
 	spares  []*Process
+	out     int  // runs under way whose supervisor may come back (reuse offered)
 	filling bool // a refill goroutine runs
 	closed  bool
 	fill    sync.WaitGroup
@@ -61,9 +66,13 @@ func (l *Local) Prewarm() {
 	}
 }
 
-// refill starts the goroutine that spawns spares up to Spares, unless it runs. l.mu is held.
+// want is how many idle supervisors the pool should hold now: Spares, less the runs whose supervisor may
+// come back (so a client that runs one command after another never spawns one). l.mu is held.
+func (l *Local) want() int { return l.Spares - l.out }
+
+// refill starts the goroutine that spawns spares up to want, unless it runs. l.mu is held.
 func (l *Local) refill() {
-	if l.filling || l.closed || len(l.spares) >= l.Spares {
+	if l.filling || l.closed || l.Spares == 0 || len(l.spares) >= l.want() {
 		return
 	}
 	l.filling = true
@@ -73,7 +82,7 @@ func (l *Local) refill() {
 		for {
 			p, err := Spawn()
 			l.mu.Lock()
-			if err != nil || l.closed || len(l.spares) >= l.Spares {
+			if err != nil || l.closed || len(l.spares) >= l.want() {
 				l.filling = false
 				l.mu.Unlock()
 				if p != nil {
@@ -82,7 +91,7 @@ func (l *Local) refill() {
 				return // a failed spawn is retried by the next take; Start reports its own
 			}
 			l.spares = append(l.spares, p)
-			full := len(l.spares) >= l.Spares
+			full := len(l.spares) >= l.want()
 			if full {
 				l.filling = false
 			}
@@ -94,22 +103,47 @@ func (l *Local) refill() {
 	}()
 }
 
-// take returns a spare, or nil, and starts a refill: the new supervisor's start-up overlaps the run.
-func (l *Local) take() *Process {
+// take returns an idle supervisor (the one that went idle last), or nil, and refills the pool if fewer
+// than Spares would be idle or coming back; fresh takes only one that never ran a command (stdin goes only with a first run), reuse
+// counts the run as one whose supervisor may come back.
+func (l *Local) take(fresh, reuse bool) *Process {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var p *Process
-	if n := len(l.spares); n > 0 {
-		p = l.spares[n-1]
-		l.spares[n-1] = nil
-		l.spares = l.spares[:n-1]
+	for i := len(l.spares) - 1; i >= 0; i-- {
+		if q := l.spares[i]; !fresh || !q.opened {
+			p = q
+			l.spares = slices.Delete(l.spares, i, i+1)
+			break
+		}
+	}
+	if reuse {
+		l.out++
 	}
 	l.refill()
 	return p
 }
 
+// ended is told how a run that offered reuse ended: back, its supervisor p waits for the next run and
+// joins the pool (unless the pool is closed or full: then it is let go); else p (if any: nil when none
+// could be started) is gone or going, and the pool is refilled.
+func (l *Local) ended(p *Process, back bool) {
+	l.mu.Lock()
+	l.out--
+	keep := back && p != nil && !l.closed && len(l.spares) < l.Spares
+	if keep {
+		l.spares = append(l.spares, p)
+	}
+	l.refill()
+	l.mu.Unlock()
+	if !keep && p != nil {
+		p.release()
+	}
+}
+
 // Close ends the idle supervisors and keeps no more: each exits at once (EOF before a start request)
-// and is reaped. It waits for a refill under way.
+// and is reaped. It waits for a refill under way. A run under way goes on; its supervisor is let go when
+// it ends.
 func (l *Local) Close() error {
 	l.mu.Lock()
 	l.closed = true
@@ -165,48 +199,73 @@ func (l *Local) findShell(shell string) (string, error) {
 	return sh, nil
 }
 
-// Start hands r to a supervisor (the one started ahead, or a new one) and returns once the shell runs.
+// Start hands r to a supervisor (an idle one, or a new one) and returns once the shell runs. The
+// [run.Process] is a *Run.
 func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
-	p := l.take()
-	spare := p != nil
+	// Reuse is offered only by a pool, and not for stdin (its descriptor opens a supervisor's stream) or a
+	// task (the supervisor belongs to the task).
+	reuse := l.Spares > 0 && r.Stdin == nil && r.Task == nil
+	home := l
+	if !reuse {
+		home = nil
+	}
+	p := l.take(r.Stdin != nil, reuse)
+	idle := p != nil
 	if p == nil {
 		var err error
 		if p, err = Spawn(); err != nil {
+			if reuse {
+				l.ended(nil, false)
+			}
 			return nil, err
 		}
 	}
-	err := p.start(ctx, r)
-	if spare && r.Stdin == nil && errors.Is(err, errNotSent) {
-		// The spare was gone before it got the run (killed while it waited): nothing ran, so a new
-		// supervisor gets it.
+	rn, err := p.start(ctx, r, home) // a failed start has ended the run: the pool counts it back
+	if idle && r.Stdin == nil && errors.Is(err, errNotSent) {
+		// The idle supervisor was gone before it got the run (killed while it waited): nothing ran, so a
+		// new supervisor gets it.
+		if reuse {
+			l.mu.Lock()
+			l.out++
+			l.mu.Unlock()
+		}
 		if p, err = Spawn(); err == nil {
-			err = p.start(ctx, r)
+			rn, err = p.start(ctx, r, home)
+		} else if reuse {
+			l.ended(nil, false)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return p, nil
+	return rn, nil
 }
 
 // errNotSent marks a start that failed before any of the start request reached the supervisor.
 var errNotSent = errors.New("start request not sent")
 
-// Process is a supervisor process: waiting for its run (see [Spawn]) or running it. It implements
-// [run.Process] once started.
+// Process is a supervisor process: idle (see [Spawn]) or running a command ([Run]).
 type Process struct {
-	mu       sync.Mutex    // guards enc
-	enc      *json.Encoder // the requests to the supervisor, once started
-	spid     int           // the supervisor's
+	spid     int // the supervisor's
 	conn     *net.UnixConn
-	used     bool
-	pid      int // the shell's
+	opened   bool          // the descriptor byte was sent: later start requests are JSON only
+	mu       sync.Mutex    // guards enc and gen
+	enc      *json.Encoder // the requests to the supervisor, once a run started
+	gen      uint64        // counts the done events read: a cancel of an earlier run is never sent
 	dec      *json.Decoder
-	live     func(string)
-	stop     func() bool // ends the cancel watch
-	closeIn  func()      // ends the stdin copy, if any
 	waitOnce sync.Once
 	waitErr  error
+}
+
+// Run is one command on a supervisor; it implements [run.Process].
+type Run struct {
+	p       *Process
+	home    *Local // gets the supervisor back when reusable; nil when reuse was not offered
+	pid     int    // the shell's
+	live    func(string)
+	stop    func() bool // ends the cancel watch
+	closeIn func()      // ends the stdin copy, if any
+	endOnce sync.Once
 }
 
 // Spawn starts a supervisor process: this executable (/proc/self/exe) as `agentbash __supervise`. It has
@@ -246,63 +305,87 @@ func Spawn() (*Process, error) {
 	return &Process{spid: pid, conn: c.(*net.UnixConn)}, nil
 }
 
-// start sends r and waits for the shell to run (or for the error that kept it from running).
-func (p *Process) start(ctx context.Context, r run.Request) error {
-	if p.used {
-		return errors.New("supervisor: a supervisor runs one command")
-	}
-	p.used = true
+// start sends r and waits for the shell to run (or for the error that kept it from running). With home
+// set, it offers the supervisor for reuse, and the run hands it back to home when it ended.
+func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, error) {
+	rn := &Run{p: p, home: home, live: r.Live}
 	spec := Spec{Command: r.Command, Shell: r.Target.Shell, Dir: r.Target.Dir, Env: r.Env, Wrapper: r.Wrapper,
-		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task}
+		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task,
+		Reuse: home != nil}
 	var rights []byte
 	if r.Stdin != nil {
+		if p.opened {
+			rn.end(false)
+			return nil, errors.New("supervisor: stdin goes only to a supervisor's first run")
+		}
 		f, closeIn, err := stdinFile(r.Stdin)
 		if err != nil {
 			p.Close()
-			return err
+			rn.end(false)
+			return nil, err
 		}
 		defer f.Close() // the supervisor has its own copy once it is sent
-		p.closeIn = closeIn
+		rn.closeIn = closeIn
 		spec.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
 	}
-	// One message opens the stream: a byte carrying the descriptors, then the start request, so the
+	// The first message opens the stream: a byte carrying the descriptors, then the start request, so the
 	// supervisor wakes once for both (a stream socket may take less than all of it: the rest follows).
+	// A reused supervisor gets the request alone.
 	var buf bytes.Buffer
-	buf.WriteByte(0)
+	if !p.opened {
+		buf.WriteByte(0)
+	}
 	if err := json.NewEncoder(&buf).Encode(Request{Op: OpStart, Spec: &spec}); err != nil {
 		p.Close()
-		return fmt.Errorf("supervisor: encode start request: %w", err)
+		rn.end(false)
+		return nil, fmt.Errorf("supervisor: encode start request: %w", err)
 	}
-	n, _, err := p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
-	if err != nil && n == 0 {
-		return p.died(fmt.Errorf("send start request: %w: %w", errNotSent, err))
+	p.mu.Lock()
+	var n int
+	var err error
+	if p.opened {
+		n, err = p.conn.Write(buf.Bytes())
+	} else {
+		p.opened = true
+		n, _, err = p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
+		if err == nil && n < buf.Len() {
+			var m int
+			m, err = p.conn.Write(buf.Bytes()[n:])
+			n += m
+		}
 	}
-	if err == nil && n < buf.Len() {
-		_, err = p.conn.Write(buf.Bytes()[n:])
+	if p.enc == nil {
+		p.enc, p.dec = json.NewEncoder(p.conn), json.NewDecoder(p.conn)
 	}
+	gen := p.gen
+	p.mu.Unlock()
 	if err != nil {
-		return p.died(fmt.Errorf("send start request: %w", err))
+		if n == 0 {
+			err = fmt.Errorf("%w: %w", errNotSent, err)
+		}
+		err = p.died(fmt.Errorf("send start request: %w", err))
+		rn.end(false)
+		return nil, err
 	}
-	mu, enc := &p.mu, json.NewEncoder(p.conn) // the encoder is shared by a cancel and a detach
-	p.enc = enc
-	p.stop = context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(cancelRequest(context.Cause(ctx)))
+	rn.stop = context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.gen == gen { // this run's done not read yet
+			_ = p.enc.Encode(cancelRequest(context.Cause(ctx)))
+		}
 	})
-	p.dec, p.live = json.NewDecoder(p.conn), r.Live
 	for {
-		ev, err := p.next()
+		ev, err := rn.next()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		switch ev.Op {
 		case OpStarted:
-			p.pid = ev.Pid
-			return nil
+			rn.pid = ev.Pid
+			return rn, nil
 		case OpDone:
-			p.Close()
-			return doneError(ev)
+			rn.end(ev.Reusable)
+			return nil, doneError(ev)
 		}
 	}
 }
@@ -328,20 +411,48 @@ func stdinFile(r io.Reader) (f *os.File, closeIn func(), err error) {
 	return pr, func() { pw.Close() }, nil
 }
 
-// next reads the next event, passing output events to live.
-func (p *Process) next() (Event, error) {
+// next reads the next event, passing output events to live. A done event ends the run's cancels; a
+// broken stream ends the run.
+func (rn *Run) next() (Event, error) {
+	p := rn.p
 	for {
 		var ev Event
 		if err := p.dec.Decode(&ev); err != nil {
-			return Event{}, p.died(err)
+			err = p.died(err)
+			rn.end(false)
+			return Event{}, err
 		}
-		if ev.Op != OpOutput {
-			return ev, nil
+		switch ev.Op {
+		case OpOutput:
+			if rn.live != nil {
+				rn.live(ev.Text)
+			}
+			continue
+		case OpDone:
+			p.mu.Lock()
+			p.gen++
+			p.mu.Unlock()
 		}
-		if p.live != nil {
-			p.live(ev.Text)
-		}
+		return ev, nil
 	}
+}
+
+// end lets the supervisor go, once: back to its pool when it said it is reusable and the run offered
+// reuse, else its socket is closed and it is reaped in the background.
+func (rn *Run) end(back bool) {
+	rn.endOnce.Do(func() {
+		if rn.stop != nil {
+			rn.stop()
+		}
+		if rn.closeIn != nil {
+			rn.closeIn()
+		}
+		if rn.home != nil {
+			rn.home.ended(rn.p, back)
+			return
+		}
+		rn.p.release()
+	})
 }
 
 // doneError is the error a done event without an outcome carries.
@@ -367,23 +478,26 @@ func (e remoteError) Error() string { return e.text }
 func (e remoteError) Unwrap() error { return e.sentinel }
 
 // Pid is the shell's process id.
-func (p *Process) Pid() int { return p.pid }
+func (rn *Run) Pid() int { return rn.pid }
+
+// SupervisorPid is the process id of the run's supervisor.
+func (rn *Run) SupervisorPid() int { return rn.p.spid }
 
 // SupervisorPid is the supervisor's own process id.
 func (p *Process) SupervisorPid() int { return p.spid }
 
-// Wait reads the run to its end (see [run.Process]). The supervisor exits by itself after it reported;
-// Wait reaps it in the background rather than wait for its exit.
-func (p *Process) Wait() (run.Outcome, error) {
-	defer p.release()
+// Wait reads the run to its end (see [run.Process]). Then the supervisor goes back to the pool, or exits
+// by itself and is reaped in the background rather than waited for.
+func (rn *Run) Wait() (run.Outcome, error) {
 	for {
-		ev, err := p.next()
+		ev, err := rn.next()
 		if err != nil {
 			return run.Outcome{}, err
 		}
 		if ev.Op != OpDone {
 			continue
 		}
+		rn.end(ev.Reusable)
 		if ev.Outcome == nil || ev.Summary == nil {
 			return run.Outcome{}, doneError(ev)
 		}
@@ -447,42 +561,51 @@ func waitText(ws syscall.WaitStatus) string {
 
 // Detach makes an attached task (run.Task.Attached) a detached one — it goes on without this client —
 // and lets it go: after Detach neither a cancel of the start's context nor this process's end reaches it.
-func (p *Process) Detach() error {
-	if p.stop != nil {
-		p.stop() // no cancel after this
+func (rn *Run) Detach() error {
+	if rn.stop != nil {
+		rn.stop() // no cancel after this
 	}
+	p := rn.p
 	p.mu.Lock()
 	err := p.enc.Encode(Request{Op: OpDetach})
 	p.mu.Unlock()
-	p.release()
+	rn.end(false)
 	return err
 }
 
 // Release lets a started task go: the client stops listening and closes its end of the socket, which a
 // detached supervisor ignores; the supervisor is reaped in the background if this process lives on.
-func (p *Process) Release() { p.release() }
+// After Wait it does nothing.
+func (rn *Run) Release() { rn.end(false) }
+
+// Close ends the run: its supervisor kills the tree (SPEC §11) and exits; Close waits for it. After Wait
+// it does nothing (the supervisor may serve another run by then).
+func (rn *Run) Close() error {
+	var err error
+	rn.endOnce.Do(func() {
+		if rn.stop != nil {
+			rn.stop()
+		}
+		if rn.closeIn != nil {
+			rn.closeIn()
+		}
+		err = rn.p.Close()
+		if rn.home != nil {
+			rn.home.ended(rn.p, false)
+		}
+	})
+	return err
+}
 
 // release closes the socket and reaps the supervisor in the background.
 func (p *Process) release() {
-	if p.stop != nil {
-		p.stop()
-	}
-	if p.closeIn != nil {
-		p.closeIn()
-	}
 	p.conn.Close()
 	go p.wait()
 }
 
-// Close ends the supervisor: one that has not started a command exits at once (EOF before a start
-// request); one that runs a command kills its tree (SPEC §11). It waits for the process.
+// Close ends the supervisor: an idle one exits at once (EOF before a start request); one that runs a
+// command kills its tree (SPEC §11). It waits for the process.
 func (p *Process) Close() error {
-	if p.stop != nil {
-		p.stop()
-	}
-	if p.closeIn != nil {
-		p.closeIn()
-	}
 	p.conn.Close()
 	err := p.wait()
 	if _, ended := errors.AsType[*EndedError](err); ended {

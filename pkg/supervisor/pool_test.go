@@ -2,6 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -74,5 +78,169 @@ func TestDeadSpareIsReplaced(t *testing.T) {
 	o, err := run.Run(context.Background(), l, spec(t, "echo after", 10*time.Second))
 	if err != nil || o.Summary.Text != "after\n" {
 		t.Fatalf("run with a dead spare: %+v, %v", o, err)
+	}
+}
+
+// startRun starts r on l and returns the run, failing the test on an error.
+func startRun(t *testing.T, l *Local, r run.Request) *Run {
+	t.Helper()
+	p, err := l.Start(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.(*Run)
+}
+
+// runOn runs command on l to its end and returns the supervisor that ran it, with the outcome.
+func runOn(t *testing.T, l *Local, ctx context.Context, r run.Request) (int, run.Outcome) {
+	t.Helper()
+	p, err := l.Start(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := p.(*Run)
+	o, err := rn.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn.SupervisorPid(), o
+}
+
+// A pool's supervisor serves the next run after one that left nothing behind: no exec per run, and no
+// refill while it comes back. Close, Release and a cancel of an ended run do not touch the run it serves
+// next.
+func TestPoolReusesSupervisor(t *testing.T) {
+	l := &Local{Spares: 2}
+	defer l.Close()
+	l.Prewarm()
+	idle := spares(t, l, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	first, o := runOn(t, l, ctx, spec(t, "echo one", 10*time.Second))
+	if o.Summary.Text != "one\n" {
+		t.Fatalf("first run: %+v", o)
+	}
+	cancel() // after its done: must not reach the next run
+	for i := range 5 {
+		p, err := l.Start(context.Background(), spec(t, "sleep 0.2; echo again", 10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rn := p.(*Run)
+		o, err := rn.Wait()
+		if err != nil || o.Summary.Text != "again\n" || o.Cancelled || o.ExitCode != 0 {
+			t.Fatalf("run %d: %+v %v", i, o, err)
+		}
+		if rn.SupervisorPid() != first {
+			t.Fatalf("run %d had supervisor %d, want %d again", i, rn.SupervisorPid(), first)
+		}
+		rn.Release()
+		if err := rn.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.mu.Lock()
+	now := append([]*Process(nil), l.spares...)
+	l.mu.Unlock()
+	if len(now) != 2 || now[0] != idle[0] {
+		t.Fatalf("pool %v after the runs, want the same two supervisors as before (%v)", now, idle)
+	}
+}
+
+// A run that leaves a process behind, a task and a run with stdin do not hand their supervisor back; a
+// timed-out run, whose tree was swept, does; the pool goes on working after each.
+func TestPoolReuseOnlyWhenNothingIsLeft(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	l := &Local{Spares: 1}
+	defer l.Close()
+	a, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	b, o := runOn(t, l, context.Background(), spec(t, "("+hang(m)+" >/dev/null 2>&1 &)", 10*time.Second))
+	if b != a || len(o.LeftoverPids) == 0 {
+		t.Fatalf("the leftover run: supervisor %d (want %d), leftovers %v", b, a, o.LeftoverPids)
+	}
+	c, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	if c == b {
+		t.Fatalf("supervisor %d served a run after one that left %v", c, o.LeftoverPids)
+	}
+	d, o := runOn(t, l, context.Background(), spec(t, "setsid "+hang(m+"t")+" & sleep 300", 500*time.Millisecond))
+	if d != c || !o.TimedOut {
+		t.Fatalf("the timed-out run: supervisor %d (want %d), %+v", d, c, o)
+	}
+	if e, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); e != d {
+		t.Fatalf("a timed-out run whose tree is gone did not hand back its supervisor (%d, then %d)", d, e)
+	}
+	in := spec(t, "cat", 10*time.Second)
+	in.Stdin = strings.NewReader("from stdin\n")
+	f, o := runOn(t, l, context.Background(), in)
+	if o.Summary.Text != "from stdin\n" || f == d {
+		t.Fatalf("the stdin run: supervisor %d (the reused one is %d), %+v", f, d, o)
+	}
+	if g, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); g == f {
+		t.Fatalf("the supervisor of a run with stdin served another")
+	}
+}
+
+// A reused supervisor is still the run's watcher: its client going away kills the tree, and one killed
+// while it waits in the pool is replaced without failing the run that takes it.
+func TestReusedSupervisorWatchesItsClient(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	l := &Local{Spares: 1}
+	defer l.Close()
+	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	rn := startRun(t, l, spec(t, "setsid "+hang(m)+" & "+hang(m+"b"), 600*time.Second))
+	if rn.SupervisorPid() != first {
+		t.Fatalf("supervisor %d, want %d again", rn.SupervisorPid(), first)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := rn.Wait(); done <- err }()
+	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 2 }) {
+		t.Fatalf("the marked processes never appeared: %v", alive(m))
+	}
+	rn.p.conn.Close() // what the kernel does when the client dies
+	if !waitFor(1500*time.Millisecond, func() bool { return len(alive(m)) == 0 }) {
+		t.Fatalf("alive %v after the client went away", alive(m))
+	}
+	if err := <-done; !errors.Is(err, ErrDied) {
+		t.Fatalf("Wait returned %v, want ErrDied", err)
+	}
+
+	a, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	if err := syscall.Kill(a, syscall.SIGTERM); err != nil { // idle, back in the pool: it ends
+		t.Fatal(err)
+	}
+	if !waitFor(5*time.Second, func() bool { return !running(a) }) {
+		t.Fatalf("an idle reused supervisor %d did not end on SIGTERM", a)
+	}
+	if b, o := runOn(t, l, context.Background(), spec(t, "echo after", 10*time.Second)); b == a || o.Summary.Text != "after\n" {
+		t.Fatalf("after the idle supervisor was killed: supervisor %d, %+v", b, o)
+	}
+}
+
+// running reports whether pid is a live process (not a zombie).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X'
+}
+
+// A supervisor serves MaxRuns runs at most; the next one gets another.
+func TestReuseIsBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs MaxRuns commands")
+	}
+	l := &Local{Spares: 1}
+	defer l.Close()
+	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	for i := 2; i <= MaxRuns; i++ {
+		if s, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); s != first {
+			t.Fatalf("run %d had supervisor %d, want %d", i, s, first)
+		}
+	}
+	if s, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); s == first {
+		t.Fatalf("supervisor %d served more than %d runs", s, MaxRuns)
 	}
 }

@@ -83,57 +83,70 @@ func Main() int {
 	return 0
 }
 
-// serve runs one command for the client on conn.
+// serve runs the client's commands on conn: the first, and after it, when the client offered and the run
+// left nothing behind (reusable), the next ones, up to MaxRuns. It returns an error only when the first
+// start request is broken.
 func serve(conn *net.UnixConn) error {
 	defer conn.Close()
 	// While the client is still getting its command ready (or, for a spare, until a run comes): the
 	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
 	go run.Prepare()
 	go warmCodecs()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	idle := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			// A signal before the start ends the supervisor as it would without a handler.
-			signal.Reset(s)
-			_ = unix.Kill(os.Getpid(), s.(syscall.Signal))
-		case <-idle:
-		}
-	}()
+	sigs := newSignals()
 	stdin, err := receiveFiles(conn)
 	if err != nil {
 		return err
 	}
-	dec := json.NewDecoder(conn)
-	var req Request
-	if err := dec.Decode(&req); err != nil {
-		return fmt.Errorf("read start request: %w", err)
+	reqs := readRequests(conn)
+	for n := 1; ; n++ {
+		req, ok := <-reqs.starts
+		if !ok {
+			if n == 1 {
+				return fmt.Errorf("read start request: %w", reqs.err)
+			}
+			return nil // the client closed its end between runs
+		}
+		if req.Spec == nil {
+			return errors.New("start request without a spec")
+		}
+		if req.Spec.Stdin && stdin == nil {
+			return errors.New("start request wants stdin, but no descriptor came with it")
+		}
+		if !serveRun(conn, *req.Spec, stdin, reqs, sigs, n < MaxRuns) {
+			return nil
+		}
+		stdin = nil
 	}
-	if req.Op != OpStart || req.Spec == nil {
-		return fmt.Errorf("first request is %q, want %q", req.Op, OpStart)
-	}
-	spec := *req.Spec
-	close(idle)
-	if spec.Stdin && stdin == nil {
-		return errors.New("start request wants stdin, but no descriptor came with it")
-	}
+}
 
+// MaxRuns bounds the runs one supervisor serves (reuse, see serve): past it the next run gets a new one.
+const MaxRuns = 200
+
+// serveRun runs spec to its end and reports it. It returns whether the supervisor may serve another run:
+// the client offered, more are allowed (more), and the run was not a task, was not ended by the client
+// going away, and left no child (nothing of its tree is left, so the next run's tree is again exactly
+// every descendant of this subreaper).
+func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sigs *signals, more bool) (reusable bool) {
+	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
+		var err error
 		if task, err = newDetached(spec.Task); err != nil {
-			_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Error: err.Error()})
-			return nil
+			_ = ev.send(Event{Op: OpDone, Error: err.Error()})
+			return false
 		}
 	}
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	ev := &events{enc: json.NewEncoder(conn)}
-	go watchClient(dec, cancel, task != nil && !spec.Task.Attached)
-	stopSignals := cancelOnSignals(sigs, cancel, task)
-	defer stopSignals()
+	watched := reqs.watch(cancel, task != nil && !spec.Task.Attached)
+	sigs.during(func(s syscall.Signal) {
+		c := cancelled{signal: s}
+		if task != nil {
+			c.kill = task.killSignal()
+		}
+		cancel(c)
+	})
 
 	var live io.Writer
 	var async *livequeue.Writer
@@ -142,6 +155,8 @@ func serve(conn *net.UnixConn) error {
 		live = async
 	}
 	out := newOutput(spec.Output, live)
+	var outcome run.Outcome
+	var runErr error
 	if task != nil && out.created == "" {
 		// A task's output is its artifact: without one it would be lost, so the task does not start.
 		err := out.openErr
@@ -149,18 +164,20 @@ func serve(conn *net.UnixConn) error {
 			err = errors.New("artifact not opened")
 		}
 		out.close()
-		_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Error: "task not started: " + err.Error()})
-		return nil
+		sigs.during(nil)
+		watched()
+		_ = ev.send(Event{Op: OpDone, Error: "task not started: " + err.Error()})
+		return false
 	}
 	var output io.Writer = out.sink
+	var tail *tasks.TailWriter
 	if task != nil {
 		// Past the artifact cap a task's readers still get its newest output, from the tail segments.
 		limit := spec.Output.ArtifactMaxBytes
 		if limit <= 0 {
 			limit = sink.DefaultArtifactMaxBytes
 		}
-		tail := &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
-		defer tail.Close()
+		tail = &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
 		output = tail
 	}
 	var in io.Reader
@@ -168,7 +185,7 @@ func serve(conn *net.UnixConn) error {
 		defer stdin.Close()
 		in = stdin
 	}
-	outcome, runErr := run.Local{}.Run(ctx, run.Spec{
+	outcome, runErr = run.Local{}.Run(ctx, run.Spec{
 		Command:   spec.Command,
 		Shell:     spec.Shell,
 		Wrapper:   spec.Wrapper,
@@ -188,6 +205,9 @@ func serve(conn *net.UnixConn) error {
 			_ = ev.send(Event{Op: OpStarted, Pid: pid})
 		},
 	})
+	if tail != nil {
+		tail.Close()
+	}
 	summary := out.close()
 	if task != nil {
 		task.finished(ctx, outcome, summary, runErr)
@@ -195,6 +215,10 @@ func serve(conn *net.UnixConn) error {
 	if async != nil {
 		async.Close()
 	}
+	// From here on a signal ends the supervisor as a spare's does, and the client's next requests are
+	// the next run's.
+	sigs.during(nil)
+	watched()
 	done := Event{Op: OpDone}
 	switch {
 	case runErr == nil:
@@ -207,54 +231,129 @@ func serve(conn *net.UnixConn) error {
 		done.Error = runErr.Error()
 	}
 	if context.Cause(ctx) == errClientGone {
-		return nil // nobody to tell
+		return false // nobody to tell
 	}
-	_ = ev.send(done) // a client that left meanwhile cannot be told; its tree is gone anyway
-	return nil
+	done.Reusable = spec.Reuse && more && task == nil && stdin == nil && len(outcome.LeftoverPids) == 0 &&
+		run.Childless()
+	if ev.send(done) != nil {
+		return false // a client that left meanwhile cannot be told; its tree is gone anyway
+	}
+	return done.Reusable
 }
 
-// watchClient reads the client's requests after the start: "cancel" cancels the run with the grace it
-// names, else the spec's; "detach" makes an attached task a detached one; EOF (the client exited or was killed) cancels
-// the run with ClientGoneGrace, unless it is a detached task, which goes on.
-func watchClient(dec *json.Decoder, cancel context.CancelCauseFunc, detached bool) {
-	for {
-		var req Request
-		if err := dec.Decode(&req); err != nil {
-			if !detached {
-				cancel(errClientGone)
-			}
-			return
-		}
-		switch req.Op {
-		case OpCancel:
-			if req.KillGrace != nil {
-				cancel(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
-			} else {
-				cancel(cancelled{})
-			}
-		case OpDetach:
-			detached = true
-		}
-	}
+// requests reads the client's requests after the descriptor byte, for the supervisor's whole life: a
+// "start" goes to starts (to the loop waiting for a run), the others to the run in progress, if any (a
+// cancel that arrives after its run ended is dropped). On EOF or a broken request (the client exited or
+// was killed) the run in progress is told and starts is closed.
+type requests struct {
+	starts chan Request
+	err    error // why reading ended, once starts is closed
+
+	mu   sync.Mutex
+	run  *watcher // the run in progress, nil between runs
+	gone bool     // reading ended
 }
 
-// cancelOnSignals makes SIGTERM, SIGINT and SIGHUP sent to the supervisor itself a cancel of the run, so
-// that killing a supervisor politely never leaves its tree behind.
-// For a task, the signal the tree gets first is the one its `kill` asked for.
-func cancelOnSignals(sigs chan os.Signal, cancel context.CancelCauseFunc, task *detached) (stop func()) {
-	done := make(chan struct{})
+// watcher is what a run in progress does with its client's requests.
+type watcher struct {
+	cancel   context.CancelCauseFunc
+	detached bool // a detached task ignores EOF
+}
+
+func readRequests(conn *net.UnixConn) *requests {
+	r := &requests{starts: make(chan Request)}
 	go func() {
-		select {
-		case s := <-sigs:
-			c := cancelled{signal: s.(syscall.Signal)}
-			if task != nil {
-				c.kill = task.killSignal()
+		dec := json.NewDecoder(conn)
+		for {
+			var req Request
+			if err := dec.Decode(&req); err != nil {
+				r.mu.Lock()
+				r.gone, r.err = true, err
+				if w := r.run; w != nil && !w.detached {
+					w.cancel(errClientGone)
+				}
+				r.mu.Unlock()
+				close(r.starts)
+				return
 			}
-			cancel(c)
-		case <-done:
+			r.mu.Lock()
+			if req.Op == OpStart {
+				busy := r.run != nil
+				r.mu.Unlock()
+				if !busy { // a start while a run is in progress breaks the protocol: dropped
+					r.starts <- req
+				}
+				continue
+			}
+			if w := r.run; w != nil {
+				switch req.Op {
+				case OpCancel:
+					if req.KillGrace != nil {
+						w.cancel(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
+					} else {
+						w.cancel(cancelled{})
+					}
+				case OpDetach:
+					w.detached = true
+				}
+			}
+			r.mu.Unlock()
 		}
 	}()
-	return func() { signal.Stop(sigs); close(done) }
+	return r
+}
+
+// watch makes the run with cancel the one the client's requests go to: "cancel" cancels it with the
+// grace it names, else the spec's; "detach" makes an attached task a detached one; EOF cancels it with
+// ClientGoneGrace, unless it is a detached task, which goes on. The function returned ends that.
+func (r *requests) watch(cancel context.CancelCauseFunc, detached bool) (end func()) {
+	w := &watcher{cancel: cancel, detached: detached}
+	r.mu.Lock()
+	r.run = w
+	if r.gone && !detached {
+		cancel(errClientGone)
+	}
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		r.run = nil
+		r.mu.Unlock()
+	}
+}
+
+// signals handles SIGTERM, SIGINT and SIGHUP sent to the supervisor itself: during a run they cancel it
+// (so killing a supervisor politely never leaves its tree behind); while no run is in progress they end
+// the supervisor as they would without a handler.
+type signals struct {
+	mu      sync.Mutex
+	handler func(syscall.Signal)
+}
+
+func newSignals() *signals {
+	s := &signals{}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range ch {
+			s.mu.Lock()
+			h := s.handler
+			s.mu.Unlock()
+			if h != nil {
+				h(sig.(syscall.Signal))
+				continue
+			}
+			signal.Reset(sig)
+			_ = unix.Kill(os.Getpid(), sig.(syscall.Signal))
+		}
+	}()
+	return s
+}
+
+// during makes h what a signal does, until the next call; nil ends the supervisor on a signal.
+func (s *signals) during(h func(syscall.Signal)) {
+	s.mu.Lock()
+	s.handler = h
+	s.mu.Unlock()
 }
 
 // warmCodecs encodes and decodes the protocol's messages once, so the reflection encoding/json does on a

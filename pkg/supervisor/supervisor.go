@@ -12,7 +12,10 @@
 // "start" first (its file descriptors, such as the command's stdin, travel in one SCM_RIGHTS message just
 // before it), then "cancel" when it wants the run killed (with the grace its context's cancel cause names,
 // as [run.Local] takes it); the supervisor sends "output" events (only when
-// live output was asked for) and one "done" [Event] with the outcome and the sink's summary, then exits.
+// live output was asked for) and one "done" [Event] with the outcome and the sink's summary. Then it exits,
+// or — when the client offered reuse in its start request and the run left nothing behind (the done event
+// says reusable) — waits for the client's next "start" (no descriptor byte before it) or EOF, so a
+// long-lived client's runs pay no exec each ([MaxRuns] at most).
 // The command's text travels on the socket, never on a command line, so `pgrep -f` never finds agentbash.
 package supervisor
 
@@ -36,12 +39,12 @@ const ClientGoneGrace = 500 * time.Millisecond
 
 // Operations of the protocol.
 const (
-	OpStart   = "start"   // client → supervisor: the run, once, first
+	OpStart   = "start"   // client → supervisor: the run; first, and again after a reusable done
 	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
 	OpDetach  = "detach"  // client → supervisor: an attached task goes on without its client
 	OpStarted = "started" // supervisor → client: the shell runs, with its pid
 	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
-	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits
+	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits, unless reusable
 )
 
 // Spec is one run as it travels to the supervisor: [run.Request] in plain data.
@@ -61,6 +64,9 @@ type Spec struct {
 	// Task makes the supervisor detached: it ignores the client's EOF and records the run in the task
 	// store (pkg/tasks) when the shell runs and when it ended.
 	Task *run.Task `json:"task,omitempty"`
+	// Reuse offers the supervisor for another run after this one: the client takes it back if the done
+	// event says reusable. Only without Stdin and Task.
+	Reuse bool `json:"reuse,omitempty"`
 }
 
 // Request is a message from the client.
@@ -84,4 +90,6 @@ type Event struct {
 	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
 	// (run.ErrWrapperNotFound), or "".
 	Kind string `json:"kind,omitempty"`
+	// Reusable (done): the supervisor waits for the client's next start request instead of exiting.
+	Reusable bool `json:"reusable,omitempty"`
 }

@@ -161,7 +161,7 @@ func TestClientGoneKillsTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := proc.(*Process)
+	p := proc.(*Run)
 	if p.Pid() <= 0 {
 		t.Fatalf("pid %d", p.Pid())
 	}
@@ -170,7 +170,7 @@ func TestClientGoneKillsTree(t *testing.T) {
 	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 4 }) {
 		t.Fatalf("the four marked processes never all appeared: %v", alive(m))
 	}
-	p.conn.Close() // what the kernel does when the client dies
+	p.p.conn.Close() // what the kernel does when the client dies
 	gone := time.Now()
 	if !waitFor(1500*time.Millisecond, func() bool { return len(alive(m)) == 0 }) {
 		t.Fatalf("alive %v after the client went away", alive(m))

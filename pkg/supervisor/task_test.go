@@ -24,7 +24,7 @@ func startTask(t *testing.T, r run.Request) (tasks.Store, tasks.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.(*Process).Release() // the client goes away: a detached supervisor runs on
+	p.(*Run).Release() // the client goes away: a detached supervisor runs on
 	rec, err := store.Load(id)
 	if err != nil {
 		t.Fatal(err)
