@@ -102,7 +102,9 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Logger:      slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ExitGrace:   mcpExitGrace,
 	})
-	err = srv.Serve(ctx, mcpserver.Stdio(ios.In, ios.Out))
+	in, closeIn := pollable(ios.In)
+	defer closeIn()
+	err = srv.Serve(ctx, mcpserver.Stdio(in, ios.Out))
 	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {
 		return exitError{code: exitSignal + int(sc.Signal)} // SIGINT, SIGTERM: 128+N, as rpc
 	}

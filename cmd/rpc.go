@@ -78,7 +78,9 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 		KillLimit: killLimit(cfg),
 		Log:       ios.Err,
 	}
-	if err := s.Serve(ctx, ios.In, ios.Out); err != nil {
+	in, closeIn := pollable(ios.In)
+	defer closeIn()
+	if err := s.Serve(ctx, in, ios.Out); err != nil {
 		return exitError{code: 1, err: err}
 	}
 	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {

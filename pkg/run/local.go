@@ -111,25 +111,8 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	growPipe(pr)
 	prepare()
 
-	started := make(chan error, 1)
-	exited := make(chan *os.ProcessState, 1)
-	var cmd *exec.Cmd
-	go func() {
-		// The parent-death signal fires when the thread that forked the child exits, and the runtime may
-		// retire an unlocked thread at any time (golang/go#27505). Lock it and never unlock: the thread then
-		// ends with this goroutine, after the shell has been reaped.
-		runtime.LockOSThread()
-		c, err := startShell(spec, stdin, pw)
-		if err != nil {
-			started <- err
-			return
-		}
-		cmd = c
-		started <- nil
-		_ = cmd.Wait() // the status is in ProcessState; Wait has no copy goroutines to wait for
-		exited <- cmd.ProcessState
-	}()
-	if err := <-started; err != nil {
+	cmd, exited, err := spawnShell(spec, stdin, pw)
+	if err != nil {
 		pw.Close()
 		pr.Close()
 		return Outcome{}, err
@@ -184,6 +167,45 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	setStatus(&out, state)
 	out.Duration = time.Since(start)
 	return out, nil
+}
+
+// spawnShell starts the shell (startShell) from a thread that outlives it: the parent-death signal fires
+// when the thread that forked the child exits, and the runtime ends a thread whose goroutine exits
+// locked to it (golang/go#27505). The main thread never ends before the process (the runtime wedges it
+// instead), so a caller on it — the supervisor, which runs from an init function, where the main
+// goroutine is locked to the main thread — forks right there, with no goroutine or thread handed the
+// work. Any other caller forks from a goroutine of its own, locked to its thread until the shell was
+// reaped. exited receives the shell's status once it ended and was reaped (watchExit).
+func spawnShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os.ProcessState, error) {
+	runtime.LockOSThread()
+	if onMainThread() {
+		cmd, err := startShell(spec, stdin, out)
+		runtime.UnlockOSThread() // the main thread stays locked to the main goroutine during init
+		if err != nil {
+			return nil, nil, err
+		}
+		return cmd, watchExit(cmd), nil
+	}
+	runtime.UnlockOSThread()
+	type start struct {
+		cmd    *exec.Cmd
+		exited <-chan *os.ProcessState
+		err    error
+	}
+	started := make(chan start, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the reap
+		cmd, err := startShell(spec, stdin, out)
+		if err != nil {
+			started <- start{err: err}
+			return
+		}
+		exited := make(chan *os.ProcessState, 1)
+		started <- start{cmd: cmd, exited: exited}
+		exited <- <-watchExit(cmd) // parked until the reap, holding the thread
+	}()
+	s := <-started
+	return s.cmd, s.exited, s.err
 }
 
 // MaxArgBytes is the longest command passed to the shell as its `-c` argument: Linux refuses one argument

@@ -5,6 +5,7 @@ package run
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -34,3 +35,16 @@ func Childless() bool { return false }
 
 // growPipe is Linux-only (F_SETPIPE_SZ); elsewhere the pipe keeps its size.
 func growPipe(f *os.File) {}
+
+// watchExit reaps cmd's process once it ended and sends its status on the channel returned.
+func watchExit(cmd *exec.Cmd) <-chan *os.ProcessState {
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		_ = cmd.Wait()
+		exited <- cmd.ProcessState
+	}()
+	return exited
+}
+
+// onMainThread cannot tell here: it says false.
+func onMainThread() bool { return false }
