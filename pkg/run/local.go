@@ -504,6 +504,12 @@ const (
 	readBytes = 256 << 10
 )
 
+// readBuf is the drainer's buffer, kept from one run to the next: runs of one process are serialized
+// (running) and the drainer ends before Run returns, so one buffer serves them all. A supervisor that
+// serves many runs would otherwise allocate 256 KiB per run, and the collections that follow (which
+// scan the whole binary's data) cost more than the run's own work.
+var readBuf []byte
+
 // drainer copies the pipe into the output until EOF, until the output refuses data, until LimitReadOn has
 // passed since the output met its limit, or — once the shell has exited — until the pipe has been silent
 // for DrainSilence or DrainMax has passed. Each bound is a read deadline on the pipe.
@@ -525,7 +531,10 @@ type drainer struct {
 func (d *drainer) loop() {
 	defer close(d.done)
 	defer d.r.Close()
-	buf := make([]byte, readBytes)
+	if readBuf == nil {
+		readBuf = make([]byte, readBytes)
+	}
+	buf := readBuf // running is held
 	last := time.Now()
 	for {
 		n, err := d.r.Read(buf)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -98,6 +99,7 @@ func serve(conn *net.UnixConn) error {
 		return err
 	}
 	reqs := readRequests(conn)
+	var env environ
 	for n := 1; ; n++ {
 		req, ok := <-reqs.starts
 		if !ok {
@@ -112,7 +114,7 @@ func serve(conn *net.UnixConn) error {
 		if req.Spec.Stdin && stdin == nil {
 			return errors.New("start request wants stdin, but no descriptor came with it")
 		}
-		if !serveRun(conn, *req.Spec, stdin, reqs, sigs, n < MaxRuns) {
+		if !serveRun(conn, *req.Spec, stdin, reqs, sigs, &env, n < MaxRuns) {
 			return nil
 		}
 		stdin = nil
@@ -126,7 +128,7 @@ const MaxRuns = 200
 // the client offered, more are allowed (more), and the run was not a task, was not ended by the client
 // going away, and left no child (nothing of its tree is left, so the next run's tree is again exactly
 // every descendant of this subreaper).
-func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sigs *signals, more bool) (reusable bool) {
+func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sigs *signals, env *environ, more bool) (reusable bool) {
 	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
@@ -190,7 +192,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 		Shell:     spec.Shell,
 		Wrapper:   spec.Wrapper,
 		Dir:       spec.Dir,
-		Env:       run.Environ(os.Environ(), spec.Env),
+		Env:       env.of(spec.Env),
 		Stdin:     in,
 		Timeout:   spec.Timeout,
 		KillGrace: spec.KillGrace,
@@ -239,6 +241,19 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway
 	}
 	return done.Reusable
+}
+
+// environ is the environment of a run, run.Environ(os.Environ(), layers), remembered for the last
+// layers: the supervisor's own environment does not change, and the runs of a long-lived client mostly
+// send the same layers (building it is a map of a hundred variables). The slice is shared by the runs
+// that use it; run.Local does not change it.
+type environ struct{ layers, env []string }
+
+func (e *environ) of(layers []string) []string {
+	if e.env == nil || !slices.Equal(e.layers, layers) {
+		e.layers, e.env = slices.Clone(layers), run.Environ(os.Environ(), layers)
+	}
+	return e.env
 }
 
 // requests reads the client's requests after the descriptor byte, for the supervisor's whole life: a
