@@ -80,8 +80,9 @@ type Outcome struct {
 	Duration time.Duration
 	// Warnings are best-effort problems worth telling the caller (e.g. leftover processes).
 	Warnings []string
-	// Summary is what the sink saw (set by an [Executor]; [Local] leaves it to the caller's sink).
-	Summary sink.Summary
+	// Summary is what the sink saw (set by an [Executor]; [Local] leaves it to the caller's sink, and
+	// the supervisor sends it apart, so it is left out of the JSON when empty).
+	Summary sink.Summary `json:",omitzero"`
 }
 
 // Executor is a backend that runs commands: the local one starts a supervisor process per run
