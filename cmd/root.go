@@ -58,6 +58,7 @@ func Execute(info BuildInfo, exit func(int), args []string) {
 			spare = &supervisor.Local{}
 			spare.Prewarm()
 		}
+		go relay.once.Do(relay.install) // off the run's path: its handleSignals waits for it
 	}
 	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
 	ios := SystemIO()

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -385,29 +386,63 @@ func envList(m map[string]string) []string {
 }
 
 // handleSignals cancels the run when agentbash gets SIGINT, SIGTERM or SIGHUP (the group is then killed
-// and the result printed, SPEC §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash.
+// and the result printed, SPEC §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash. stop
+// ends that for this cancel.
+//
+// The handler is set up once per process (Execute begins that in the background: signal.Notify starts a
+// thread, a third of a millisecond here) and relays to the cancels registered at the time: signal.Stop
+// would wait for the runtime's signal loop to go idle, a quarter of a millisecond at the end of every
+// `run`. A signal that comes while no cancel is registered ends the process as it would without a handler.
 func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	pipes := make(chan os.Signal, 1)
-	signal.Notify(pipes, syscall.SIGPIPE)
-	done := make(chan struct{})
+	relay.once.Do(relay.install)
+	relay.mu.Lock()
+	defer relay.mu.Unlock()
+	if relay.cancels == nil {
+		relay.cancels = map[int]context.CancelCauseFunc{}
+	}
+	relay.next++
+	id := relay.next
+	relay.cancels[id] = cancel
+	return func() {
+		relay.mu.Lock()
+		delete(relay.cancels, id)
+		relay.mu.Unlock()
+	}
+}
+
+// relay is the process's one signal handler of handleSignals and the cancels it relays to.
+var relay signalRelay
+
+type signalRelay struct {
+	once    sync.Once
+	mu      sync.Mutex
+	cancels map[int]context.CancelCauseFunc
+	next    int
+}
+
+// install starts relaying SIGINT, SIGTERM and SIGHUP to the registered cancels, and keeps SIGPIPE from
+// killing the process. Call it through once.
+func (r *signalRelay) install() {
+	ch := make(chan os.Signal, 4)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
 	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				cancel(pipeline.SignalCause{Signal: s.(syscall.Signal)})
-			case <-pipes:
-			case <-done:
-				return
+		for s := range ch {
+			sig := s.(syscall.Signal)
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			r.mu.Lock()
+			n := len(r.cancels)
+			for _, c := range r.cancels {
+				c(pipeline.SignalCause{Signal: sig})
+			}
+			r.mu.Unlock()
+			if n == 0 {
+				signal.Reset(sig)
+				_ = syscall.Kill(os.Getpid(), sig)
 			}
 		}
 	}()
-	return func() {
-		signal.Stop(sigs)
-		signal.Stop(pipes)
-		close(done)
-	}
 }
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the

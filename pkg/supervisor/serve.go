@@ -98,15 +98,24 @@ func serve(conn *net.UnixConn) error {
 	if err != nil {
 		return err
 	}
-	reqs := readRequests(conn)
+	// The first start request is read here, not handed over by the reader, which only starts after it: a
+	// `run` waits for this one, and the main goroutine is locked to its thread (a hand-over would wake it).
+	dec := json.NewDecoder(conn)
+	var first Request
+	if err := dec.Decode(&first); err != nil {
+		return fmt.Errorf("read start request: %w", err)
+	}
+	if first.Op != OpStart {
+		return fmt.Errorf("first request is %q, want %q", first.Op, OpStart)
+	}
+	reqs := readRequests(dec)
 	var env environ
 	for n := 1; ; n++ {
-		req, ok := <-reqs.starts
-		if !ok {
-			if n == 1 {
-				return fmt.Errorf("read start request: %w", reqs.err)
+		req, ok := first, true
+		if n > 1 {
+			if req, ok = <-reqs.starts; !ok {
+				return nil // the client closed its end between runs
 			}
-			return nil // the client closed its end between runs
 		}
 		if req.Spec == nil {
 			return errors.New("start request without a spec")
@@ -256,13 +265,12 @@ func (e *environ) of(layers []string) []string {
 	return e.env
 }
 
-// requests reads the client's requests after the descriptor byte, for the supervisor's whole life: a
+// requests reads the client's requests after the first start, for the supervisor's whole life: a
 // "start" goes to starts (to the loop waiting for a run), the others to the run in progress, if any (a
 // cancel that arrives after its run ended is dropped). On EOF or a broken request (the client exited or
 // was killed) the run in progress is told and starts is closed.
 type requests struct {
 	starts chan Request
-	err    error // why reading ended, once starts is closed
 
 	mu   sync.Mutex
 	run  *watcher // the run in progress, nil between runs
@@ -275,15 +283,14 @@ type watcher struct {
 	detached bool // a detached task ignores EOF
 }
 
-func readRequests(conn *net.UnixConn) *requests {
+func readRequests(dec *json.Decoder) *requests {
 	r := &requests{starts: make(chan Request)}
 	go func() {
-		dec := json.NewDecoder(conn)
 		for {
 			var req Request
 			if err := dec.Decode(&req); err != nil {
 				r.mu.Lock()
-				r.gone, r.err = true, err
+				r.gone = true
 				if w := r.run; w != nil && !w.detached {
 					w.cancel(errClientGone)
 				}
@@ -338,17 +345,21 @@ func (r *requests) watch(cancel context.CancelCauseFunc, detached bool) (end fun
 
 // signals handles SIGTERM, SIGINT and SIGHUP sent to the supervisor itself: during a run they cancel it
 // (so killing a supervisor politely never leaves its tree behind); while no run is in progress they end
-// the supervisor as they would without a handler.
+// the supervisor as they would without a handler. The handlers are installed in the background
+// (signal.Notify starts a thread, a third of a millisecond here, which a `run` would otherwise wait
+// for before its start request is read); a run's handler waits for them.
 type signals struct {
+	ready   chan struct{} // closed once the handlers are installed
 	mu      sync.Mutex
 	handler func(syscall.Signal)
 }
 
 func newSignals() *signals {
-	s := &signals{}
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	s := &signals{ready: make(chan struct{})}
 	go func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		close(s.ready)
 		for sig := range ch {
 			s.mu.Lock()
 			h := s.handler
@@ -364,8 +375,12 @@ func newSignals() *signals {
 	return s
 }
 
-// during makes h what a signal does, until the next call; nil ends the supervisor on a signal.
+// during makes h what a signal does, until the next call; nil ends the supervisor on a signal. Once it
+// returns with h set, the handlers are installed.
 func (s *signals) during(h func(syscall.Signal)) {
+	if h != nil {
+		<-s.ready
+	}
 	s.mu.Lock()
 	s.handler = h
 	s.mu.Unlock()
