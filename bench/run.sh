@@ -3,7 +3,8 @@
 #   per call:   `agentbash run true` against the build of 32052e6 (the 2026-12-01 build) and bare `bash -c true`,
 #               and again as uid 65534 when run as root (a user whose process limit binds)
 #   throughput: 1 GB of plain text and 1 GB of coloured CRLF text with progress-bar CRs, the whole stream on
-#               disk, against the script pipeline `timeout 300 bash -c CMD 2>&1 | tee F | tail -c 51200`
+#               disk, against the script pipeline `timeout 300 bash -c CMD 2>&1 | tee F | tail -c 51200`; beside
+#               them the producer into `cat > /dev/null`, the least any reader of the stream can cost
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
 # Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
 # bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
@@ -65,6 +66,7 @@ echo "== throughput: 1 GB, the whole stream on disk ($runs rounds)"
 python3 $il --runs "$runs" --warmup 1 --json "$tmp/gb.json" \
   "agentbash plain=$ab run $art '$plain' > /dev/null; rm -rf $tmp/art" \
   "pipeline plain=timeout 300 bash -c '$plain' 2>&1 | tee $tmp/pipe.log | tail -c 51200 > /dev/null; rm -f $tmp/pipe.log" \
+  "reader plain=$plain | cat > /dev/null" \
   "agentbash colour=$ab run $art '$colour' > /dev/null; rm -rf $tmp/art" \
   "pipeline colour=timeout 300 bash -c '$colour' 2>&1 | tee $tmp/pipe.log | tail -c 51200 > /dev/null; rm -f $tmp/pipe.log"
 
@@ -98,6 +100,9 @@ except FileNotFoundError:
 a, b = call["agentbash"], call["bare"]
 print(f"| `run true` vs bare `bash -c true` | {ms(a)} | {ms(b)} | {a['median'] / b['median']:.2f}× | — |")
 row("1 GB plain text vs `timeout \\| tee \\| tail`", gb["agentbash plain"], gb["pipeline plain"], sec, 0.5)
+a, b = gb["reader plain"], gb["pipeline plain"]
+print(f"| 1 GB plain into `cat > /dev/null` (what any reader of the stream costs) vs the pipeline | {sec(a)} | {sec(b)} | "
+      f"{a['median'] / b['median']:.2f}× | — |")
 row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["pipeline colour"], sec, 1.0)
 for name, r in (("run", rr), ("task", rt)):
     for role in ("client", "supervisor"):
