@@ -1,0 +1,123 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// socketPair returns the two ends of a connected unix stream socket.
+func socketPair(t *testing.T) (client, server *net.UnixConn) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := func(fd int) *net.UnixConn {
+		f := os.NewFile(uintptr(fd), "socket")
+		defer f.Close()
+		c, err := net.FileConn(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c.(*net.UnixConn)
+	}
+	return conn(fds[0]), conn(fds[1])
+}
+
+// What comes for a run between its start request and the moment it is under way (the loop that got the
+// start sets the run up) is the run's: a cancel the client sent right after the start (an abort of a
+// request that just came) and a signal to the supervisor apply once it is watched, and are not dropped
+// as if they were for a run that ended. A cancel between runs is still dropped.
+func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
+	grace := 2 * time.Second
+	for _, tc := range []struct {
+		name      string
+		send      []Request
+		signal    syscall.Signal
+		want      error
+		signalled bool
+	}{
+		{name: "cancel", send: []Request{{Op: OpCancel}}, want: cancelled{}},
+		{name: "cancel with grace", send: []Request{{Op: OpCancel, KillGrace: &grace}}, want: cancelledWithGrace{grace: grace}},
+		{name: "first cancel wins", send: []Request{{Op: OpCancel}, {Op: OpCancel, KillGrace: &grace}}, want: cancelled{}},
+		{name: "signal", signal: syscall.SIGTERM, want: cancelled{signal: syscall.SIGTERM}, signalled: true},
+		{name: "nothing", want: nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := socketPair(t)
+			r := &requests{starts: make(chan Request)}
+			go r.read(server)
+			enc := json.NewEncoder(client)
+			// A cancel between runs (for one that ended) is dropped.
+			for _, req := range append([]Request{{Op: OpCancel}, {Op: OpStart, Spec: &Spec{}}}, tc.send...) {
+				if err := enc.Encode(req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if req := <-r.starts; req.Op != OpStart {
+				t.Fatalf("got %+v, want the start request", req)
+			}
+			if tc.signal != 0 {
+				r.signal(tc.signal)
+			}
+			client.Close()
+			if _, open := <-r.starts; open { // closed once every request before EOF was read
+				t.Fatal("a second start came")
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			end := r.watch(cancel, true, nil) // detached: the EOF does not cancel it
+			if got := context.Cause(ctx); got != tc.want {
+				t.Errorf("the run's cancel cause is %v, want %v", got, tc.want)
+			}
+			if got := end(); got != tc.signalled {
+				t.Errorf("signalled %v, want %v", got, tc.signalled)
+			}
+		})
+	}
+}
+
+// A run whose client gives up right after sending it (an abort as the request comes in) is cancelled,
+// on a fresh supervisor and on a reused one alike.
+func TestCancelRightAfterStart(t *testing.T) {
+	l := &Local{Spares: 1}
+	defer l.Close()
+	for i := range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, o := runOn(t, l, ctx, spec(t, "sleep 300", 10*time.Second))
+		if !o.Cancelled || o.TimedOut {
+			t.Fatalf("run %d, cancelled before it started: %+v", i, o)
+		}
+	}
+}
+
+// A signal to a supervisor during a run cancels the run and then ends the supervisor (the signal asked
+// it to end): it does not serve the next run, which gets another and runs.
+func TestSignalledSupervisorIsNotReused(t *testing.T) {
+	l := &Local{Spares: 1}
+	defer l.Close()
+	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	for _, sig := range []string{"TERM", "INT", "HUP"} {
+		s, o := runOn(t, l, context.Background(), spec(t, "kill -"+sig+" $PPID; sleep 300", 10*time.Second))
+		if s != first || !o.Cancelled || o.TimedOut {
+			t.Fatalf("SIG%s to the supervisor %d (want %d): %+v", sig, s, first, o)
+		}
+		if !waitFor(5*time.Second, func() bool { return !running(s) }) {
+			t.Fatalf("supervisor %d still runs after a SIG%s during its run", s, sig)
+		}
+		next, o := runOn(t, l, context.Background(), spec(t, "echo next", 10*time.Second))
+		if next == s || o.Summary.Text != "next\n" {
+			t.Fatalf("after SIG%s: supervisor %d (the signalled one was %d), %+v", sig, next, s, o)
+		}
+		first = next
+	}
+}
