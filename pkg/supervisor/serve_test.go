@@ -3,13 +3,18 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // socketPair returns the two ends of a connected unix stream socket.
@@ -119,5 +124,77 @@ func TestSignalledSupervisorIsNotReused(t *testing.T) {
 			t.Fatalf("after SIG%s: supervisor %d (the signalled one was %d), %+v", sig, next, s, o)
 		}
 		first = next
+	}
+}
+
+// stopped reports whether pid is stopped (state T).
+func stopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && i+2 < len(b) && b[i+2] == 'T'
+}
+
+// A command can stop its supervisor (its parent: `kill -STOP $PPID`). The run still ends: at its
+// timeout, or at a cancel, the supervisor is continued and does its work; one kept stopped is killed
+// once it is past its bounds (wedgedAfter), and the run ends as a supervisor that died. An idle
+// supervisor that is stopped does not keep the pool's Close waiting.
+func TestStoppedSupervisorStillEnds(t *testing.T) {
+	defer func(d time.Duration) { wedgedAfter = d }(wedgedAfter)
+	wedgedAfter = 2 * time.Second
+	l := &Local{Spares: 1}
+	defer l.Close()
+	for _, tc := range []struct {
+		name    string
+		command string
+		timeout time.Duration
+		cancel  bool
+		check   func(run.Outcome, error) bool
+	}{
+		{name: "timeout", command: "kill -STOP $PPID; sleep 300", timeout: time.Second,
+			check: func(o run.Outcome, err error) bool { return err == nil && o.TimedOut }},
+		{name: "cancel", command: "kill -STOP $PPID; sleep 300", timeout: 600 * time.Second, cancel: true,
+			check: func(o run.Outcome, err error) bool { return err == nil && o.Cancelled }},
+		{name: "ended while stopped", command: "kill -STOP $PPID; echo stopped", timeout: time.Second,
+			check: func(o run.Outcome, err error) bool { return err == nil && o.Summary.Text == "stopped\n" }},
+		{name: "kept stopped", command: "while :; do kill -STOP $PPID; done", timeout: time.Second,
+			check: func(o run.Outcome, err error) bool { return err == nil || errors.Is(err, ErrDied) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			p, err := l.Start(ctx, spec(t, tc.command, tc.timeout))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rn := p.(*Run)
+			if tc.cancel {
+				if !waitFor(10*time.Second, func() bool { return stopped(rn.SupervisorPid()) }) {
+					t.Fatal("the supervisor was never stopped")
+				}
+				cancel()
+			}
+			if o, err := rn.Wait(); !tc.check(o, err) {
+				t.Fatalf("%+v, %v", o, err)
+			}
+			if o, err := run.Run(context.Background(), l, spec(t, "echo next", 10*time.Second)); err != nil || o.Summary.Text != "next\n" {
+				t.Fatalf("the next run: %+v, %v", o, err)
+			}
+		})
+	}
+	idle := spares(t, l, 1)[0]
+	if err := syscall.Kill(idle.spid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { return stopped(idle.spid) }) {
+		t.Fatal("the idle supervisor was never stopped")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if running(idle.spid) {
+		t.Fatalf("the stopped idle supervisor %d runs on after Close", idle.spid)
 	}
 }
