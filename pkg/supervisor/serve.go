@@ -101,6 +101,7 @@ func serve(conn *net.UnixConn) error {
 	}
 	go reqs.read(conn)
 	var env environ
+	inherited := run.ReadInherited()
 	for n := 1; ; n++ {
 		req, ok := <-reqs.starts
 		if !ok {
@@ -115,7 +116,10 @@ func serve(conn *net.UnixConn) error {
 		if req.Spec.Stdin && stdin == nil {
 			return errors.New("start request wants stdin, but no descriptor came with it")
 		}
-		if !serveRun(conn, *req.Spec, stdin, reqs, &env, n < MaxRuns) {
+		// Another run is served only up to MaxRuns, and only while what this process passes on to its
+		// commands is as it was: a command can change it from outside (renice, prlimit, taskset … $PPID).
+		more := func() bool { return n < MaxRuns && run.ReadInherited() == inherited }
+		if !serveRun(conn, *req.Spec, stdin, reqs, &env, more) {
 			return nil
 		}
 		stdin = nil
@@ -126,11 +130,11 @@ func serve(conn *net.UnixConn) error {
 const MaxRuns = 200
 
 // serveRun runs spec to its end and reports it. It returns whether the supervisor may serve another run:
-// the client offered, more are allowed (more), and the run was not a task, was not ended by the client
+// the client offered, more says yes (asked after the run), and the run was not a task, was not ended by the client
 // going away, the supervisor got no signal during it (a signal asks it to end), and the run left no child
 // (nothing of its tree is left, so the next run's tree is again exactly every descendant of this
 // subreaper).
-func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more bool) (reusable bool) {
+func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more func() bool) (reusable bool) {
 	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
@@ -232,8 +236,8 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 	if context.Cause(ctx) == errClientGone {
 		return false // nobody to tell
 	}
-	done.Reusable = spec.Reuse && more && task == nil && stdin == nil && !signalled &&
-		len(outcome.LeftoverPids) == 0 && run.Childless()
+	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
+		len(outcome.LeftoverPids) == 0 && run.Childless() && more()
 	if ev.send(done) != nil {
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway
 	}

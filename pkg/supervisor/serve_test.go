@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -196,5 +197,43 @@ func TestStoppedSupervisorStillEnds(t *testing.T) {
 	}
 	if running(idle.spid) {
 		t.Fatalf("the stopped idle supervisor %d runs on after Close", idle.spid)
+	}
+}
+
+// A command can change what its supervisor passes on to the commands it starts (the supervisor is its
+// parent: renice, prlimit, taskset … $PPID); the commands of later runs would inherit it, so such a
+// supervisor serves no other run. One that was left as it was does.
+func TestChangedSupervisorIsNotReused(t *testing.T) {
+	l := &Local{Spares: 1}
+	defer l.Close()
+	for _, tc := range []struct {
+		tool, command string
+		changes       bool
+	}{
+		{"renice", "renice -n 5 -p $PPID", true},
+		{"prlimit", "prlimit --pid $PPID --nofile=64:64", true},
+		{"prlimit", "set -- $(prlimit --pid $PPID --nofile -o SOFT,HARD --noheadings) && prlimit --pid $PPID --nofile=$1:$2", false},
+		{"taskset", "taskset -p 1 $PPID", true},
+		{"ionice", "ionice -c 3 -p $PPID", true},
+		{"sh", "echo 500 >/proc/$PPID/oom_score_adj", true},
+		{"sh", "cat /proc/$PPID/oom_score_adj", false},
+	} {
+		t.Run(tc.command, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.tool); err != nil {
+				t.Skip("no " + tc.tool)
+			}
+			before, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+			s, o := runOn(t, l, context.Background(), spec(t, tc.command, 10*time.Second))
+			if s != before || o.ExitCode != 0 {
+				t.Fatalf("supervisor %d (want %d): %+v", s, before, o)
+			}
+			after, o := runOn(t, l, context.Background(), spec(t, "echo next", 10*time.Second))
+			if o.Summary.Text != "next\n" {
+				t.Fatalf("the next run: %+v", o)
+			}
+			if reused := after == s; reused == tc.changes {
+				t.Fatalf("changes %v, but the supervisor was reused: %v", tc.changes, reused)
+			}
+		})
 	}
 }
