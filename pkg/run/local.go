@@ -134,7 +134,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	select {
 	case state = <-exited:
 	case <-timer.C:
-		out.TimedOut = true
+		if ended(pid) {
+			state = <-exited // it ended before the timer was seen (this process was stopped): its end counts
+		} else {
+			out.TimedOut = true
+		}
 	case <-ctx.Done():
 		out.Cancelled = true
 	}

@@ -208,6 +208,14 @@ func watchExit(cmd *exec.Cmd) <-chan *os.ProcessState {
 	return exited
 }
 
+// ended reports whether child pid has ended: a zombie (waitid with WNOWAIT, which reaps nothing), or
+// already collected (ECHILD: no longer a child; the caller's watchExit reaped it).
+func ended(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD) || err == nil && info.Signo != 0
+}
+
 // onMainThread reports whether the calling goroutine runs on the process's main thread (call it locked
 // to its thread).
 func onMainThread() bool { return unix.Gettid() == unix.Getpid() }
