@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"testing"
@@ -9,8 +10,8 @@ import (
 )
 
 // A server's stdin that is a pipe or a socket is read through the poller: a pipe from a description
-// of its own (the caller's stays blocking), a socket made non-blocking; both read to EOF as before. A
-// regular file is read as it is.
+// of its own, a socket with reads that do not block; the caller's descriptions stay blocking, and both
+// read to EOF as before. A regular file is read as it is.
 func TestPollableStdin(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -45,9 +46,22 @@ func TestPollableStdin(t *testing.T) {
 	if in == io.Reader(sock) {
 		t.Fatal("a socket was not made pollable")
 	}
-	go func() { _, _ = peer.WriteString("line\n"); peer.Close() }()
-	if b, err := io.ReadAll(in); err != nil || string(b) != "line\n" {
-		t.Fatalf("read %q, %v", b, err)
+	// The socket's description is shared (a caller that gives one socket as stdin and stdout, socat's
+	// way, writes our responses through it): it stays blocking.
+	if fl, err := unix.FcntlInt(sock.Fd(), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK != 0 {
+		t.Fatalf("the socket was made non-blocking: flags %#x, %v", fl, err)
+	}
+	read := make(chan string)
+	go func() { b, err := io.ReadAll(in); read <- fmt.Sprintf("%q, %v", b, err) }()
+	if _, err := peer.WriteString("line\n"); err != nil { // while the reader waits, or before: either way
+		t.Fatal(err)
+	}
+	if _, err := peer.WriteString("two\n"); err != nil {
+		t.Fatal(err)
+	}
+	peer.Close()
+	if got := <-read; got != `"line\ntwo\n", <nil>` {
+		t.Fatalf("read %s", got)
 	}
 
 	f, err := os.CreateTemp(t.TempDir(), "in")

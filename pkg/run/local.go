@@ -134,7 +134,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	select {
 	case state = <-exited:
 	case <-timer.C:
-		out.TimedOut = true
+		if ended(pid) {
+			state = <-exited // it ended before the timer was seen (this process was stopped): its end counts
+		} else {
+			out.TimedOut = true
+		}
 	case <-ctx.Done():
 		out.Cancelled = true
 	}
@@ -326,10 +330,13 @@ func commandFile(command string) (*os.File, error) {
 }
 
 // terminate kills the process group of pid and every descendant: SIGTERM, then SIGKILL once grace has
-// passed, unless everything is gone before. It returns the shell's status, or nil when it could not be
-// collected within reapWait.
+// passed, unless everything is gone before. A process that appears during the grace gets the signal
+// too: a shell that catches SIGTERM (bash does while an EXIT trap is set, as a session's is) may start
+// its next command before it acts on the signal, and that child, which the first signal missed, would
+// otherwise live on to the SIGKILL. It returns the shell's status, or nil when it could not be collected
+// within reapWait.
 func terminate(pid int, exited <-chan *os.ProcessState, grace time.Duration, sig unix.Signal) *os.ProcessState {
-	signalTree(pid, sig)
+	signalled := signalTree(pid, sig)
 	var state *os.ProcessState
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
@@ -341,13 +348,12 @@ wait:
 		case state = <-exited:
 			exited = nil
 		case <-tick.C:
-			if state != nil {
-				live, zombies := descendants()
-				reap(zombies, pid)
-				if len(live) == 0 {
-					return state
-				}
+			live, zombies := descendants()
+			reap(zombies, pid)
+			if state != nil && len(live) == 0 {
+				return state
 			}
+			signalled = signalNew(pid, live, signalled, sig)
 		case <-deadline.C:
 			break wait
 		}
@@ -421,12 +427,41 @@ func killAll(pid int) {
 // catches those that left the group with setsid or a double fork (we are their subreaper on Linux).
 // A stopped process cannot act on SIGTERM until it is continued, so SIGCONT follows (as timeout(1) does):
 // a stopped child no longer makes every timeout wait the whole grace.
-func signalTree(pid int, sig unix.Signal) {
+// It returns the descendants it signalled.
+func signalTree(pid int, sig unix.Signal) (signalled []int) {
 	live, _ := descendants()
 	signalGroups(pid, live, sig)
 	if sig != unix.SIGKILL && sig != unix.SIGCONT {
 		signalGroups(pid, live, unix.SIGCONT)
 	}
+	return live
+}
+
+// signalNew sends sig (and SIGCONT, as signalTree does) to those of live that are not in signalled, and
+// to the groups they lead but pid's (which got it already); it returns signalled with them added.
+func signalNew(pid int, live, signalled []int, sig unix.Signal) []int {
+	var fresh []int
+	for _, p := range live {
+		if !slices.Contains(signalled, p) {
+			fresh = append(fresh, p)
+		}
+	}
+	if len(fresh) == 0 {
+		return signalled
+	}
+	sigs := []unix.Signal{sig}
+	if sig != unix.SIGKILL && sig != unix.SIGCONT {
+		sigs = append(sigs, unix.SIGCONT)
+	}
+	for _, s := range sigs {
+		signalAll(fresh, s)
+		for _, p := range fresh {
+			if pg, err := unix.Getpgid(p); err == nil && pg == p && pg != pid {
+				_ = unix.Kill(-pg, s)
+			}
+		}
+	}
+	return append(signalled, fresh...)
 }
 
 // signalGroups sends sig to the process group led by pid, to each of live, and to the groups that those

@@ -208,6 +208,49 @@ func watchExit(cmd *exec.Cmd) <-chan *os.ProcessState {
 	return exited
 }
 
+// ended reports whether child pid has ended: a zombie (waitid with WNOWAIT, which reaps nothing), or
+// already collected (ECHILD: no longer a child; the caller's watchExit reaped it).
+func ended(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD) || err == nil && info.Signo != 0
+}
+
 // onMainThread reports whether the calling goroutine runs on the process's main thread (call it locked
 // to its thread).
 func onMainThread() bool { return unix.Gettid() == unix.Getpid() }
+
+// Inherited is what the commands a process starts inherit from it that another process of the same
+// user can change from outside: the resource limits (prlimit), and of the thread that starts them (the
+// main thread, whose id is the process's) the nice value (renice), the CPU affinity (taskset), the
+// scheduling policy (chrt) and the I/O priority (ionice); and the OOM score adjustment and the cgroup.
+// A command can do that to its supervisor, its parent, and every later command of that supervisor
+// would run so; a supervisor compares them before it serves another run. Values compare with ==.
+type Inherited struct {
+	limits               [unix.RLIMIT_RTTIME + 1]unix.Rlimit
+	nice, policy, ioprio int
+	cpus                 unix.CPUSet
+	oomScoreAdj, cgroup  string
+}
+
+// ReadInherited reads this process's Inherited values; one it cannot read stays zero.
+func ReadInherited() Inherited {
+	var in Inherited
+	for r := range in.limits {
+		_ = unix.Getrlimit(r, &in.limits[r])
+	}
+	pid := os.Getpid()
+	in.nice, _ = unix.Getpriority(unix.PRIO_PROCESS, pid)
+	_ = unix.SchedGetaffinity(pid, &in.cpus)
+	policy, _, _ := unix.Syscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
+	const ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS: a thread, by its id
+	ioprio, _, _ := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
+	in.policy, in.ioprio = int(policy), int(ioprio)
+	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
+		in.oomScoreAdj = string(b)
+	}
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		in.cgroup = string(b)
+	}
+	return in
+}

@@ -46,5 +46,15 @@ func watchExit(cmd *exec.Cmd) <-chan *os.ProcessState {
 	return exited
 }
 
+// ended cannot tell here: it says false.
+func ended(pid int) bool { return false }
+
 // onMainThread cannot tell here: it says false.
 func onMainThread() bool { return false }
+
+// Inherited is what the commands a process starts inherit from it that another process can change
+// from outside; Linux-only (see proc_linux.go), here it holds nothing.
+type Inherited struct{}
+
+// ReadInherited reads nothing here.
+func ReadInherited() Inherited { return Inherited{} }

@@ -137,6 +137,25 @@ func TestRunTermIgnoredGetsKill(t *testing.T) {
 	}
 }
 
+// A process started after the tree got SIGTERM gets it too: a shell that catches SIGTERM (bash with a
+// trap, as with a session's EXIT trap) may start a command before it acts on the signal, and that one must
+// not live on to the SIGKILL at the end of the grace (here the shell's own exit status shows it: 7 once
+// the child is gone, SIGKILL if the grace ran out).
+func TestRunTermReachesProcessesStartedDuringTheGrace(t *testing.T) {
+	m := marker(t)
+	var out buffer
+	s := spec(t, fmt.Sprintf(`trap 'bash -c "exec -a %s sleep 60"; exit 7' TERM; echo armed; while :; do sleep 0.01; done`, m), &out)
+	s.Timeout = 300 * time.Millisecond
+	s.KillGrace = 30 * time.Second
+	o, _ := Local{}.Run(context.Background(), s)
+	if !o.TimedOut || o.ExitCode != 7 || !strings.Contains(out.String(), "armed") {
+		t.Errorf("outcome %+v, output %q", o, out.String())
+	}
+	if pids := alive(m); len(pids) > 0 {
+		t.Errorf("survivors: %v", pids)
+	}
+}
+
 func TestRunBackgroundHoldingPipeDoesNotHang(t *testing.T) {
 	m := marker(t)
 	var out buffer

@@ -255,6 +255,8 @@ type Process struct {
 	dec      *json.Decoder
 	waitOnce sync.Once
 	waitErr  error
+	reapMu   sync.Mutex // guards reaped
+	reaped   bool       // the pid is collected (and may be another process's): no more signals
 }
 
 // Run is one command on a supervisor; it implements [run.Process].
@@ -265,6 +267,7 @@ type Run struct {
 	live    func(string)
 	stop    func() bool // ends the cancel watch
 	closeIn func()      // ends the stdin copy, if any
+	dog     *watchdog   // nil for a task
 	endOnce sync.Once
 }
 
@@ -367,11 +370,18 @@ func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, 
 		rn.end(false)
 		return nil, err
 	}
+	if r.Task == nil {
+		rn.dog = p.watch(r.Timeout, r.KillGrace)
+	}
 	rn.stop = context.AfterFunc(ctx, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.gen == gen { // this run's done not read yet
 			_ = p.enc.Encode(cancelRequest(context.Cause(ctx)))
+			p.signal(unix.SIGCONT) // a stopped supervisor reads no cancel
+			if rn.dog != nil {
+				rn.dog.cancelled(r.KillGrace)
+			}
 		}
 	})
 	for {
@@ -418,6 +428,9 @@ func (rn *Run) next() (Event, error) {
 	for {
 		var ev Event
 		if err := p.dec.Decode(&ev); err != nil {
+			if rn.dog.wedged() {
+				err = fmt.Errorf("%w; %s", err, wedgedText)
+			}
 			err = p.died(err)
 			rn.end(false)
 			return Event{}, err
@@ -444,6 +457,7 @@ func (rn *Run) end(back bool) {
 		if rn.stop != nil {
 			rn.stop()
 		}
+		rn.dog.stop()
 		if rn.closeIn != nil {
 			rn.closeIn()
 		}
@@ -520,6 +534,13 @@ func (p *Process) died(cause error) error {
 // *EndedError), or the failure of the wait itself.
 func (p *Process) wait() error {
 	p.waitOnce.Do(func() {
+		// Wait for the end without collecting it, so a signal (signal) never reaches a reused pid.
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, p.spid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		p.reapMu.Lock()
+		p.reaped = true
+		p.reapMu.Unlock()
 		var ws syscall.WaitStatus
 		var err error
 		for {
@@ -565,6 +586,7 @@ func (rn *Run) Detach() error {
 	if rn.stop != nil {
 		rn.stop() // no cancel after this
 	}
+	rn.dog.stop()
 	p := rn.p
 	p.mu.Lock()
 	err := p.enc.Encode(Request{Op: OpDetach})
@@ -586,6 +608,7 @@ func (rn *Run) Close() error {
 		if rn.stop != nil {
 			rn.stop()
 		}
+		rn.dog.stop()
 		if rn.closeIn != nil {
 			rn.closeIn()
 		}
@@ -600,13 +623,106 @@ func (rn *Run) Close() error {
 // release closes the socket and reaps the supervisor in the background.
 func (p *Process) release() {
 	p.conn.Close()
+	p.signal(unix.SIGCONT) // a stopped supervisor would never see the EOF
 	go p.wait()
+}
+
+// signal sends sig to the supervisor, unless it was reaped (then its pid may be another process's).
+func (p *Process) signal(sig unix.Signal) {
+	p.reapMu.Lock()
+	defer p.reapMu.Unlock()
+	if !p.reaped {
+		_ = unix.Kill(p.spid, sig)
+	}
+}
+
+// Bounds of the watchdog: how often a run past its end is woken, and how long past its timeout (or its
+// cancel) and kill grace a supervisor may take to report before it counts as wedged. A supervisor that
+// works needs far less: after the grace its sweep takes at most 2 s, the shell's reap 5 s and the drain
+// 2 s.
+const wakeEvery = time.Second
+
+var wedgedAfter = 30 * time.Second // a variable for the tests
+
+// watchdog keeps a run's end from depending on its supervisor being able to act: a command can stop its
+// supervisor (`kill -STOP $PPID`; the supervisor is its parent), and a stopped supervisor fires no
+// timeout and reads no cancel, so the run would never end and the client's own end (EOF, Close) would
+// wait for it forever. From the run's timeout on (or from a cancel) the supervisor gets SIGCONT every
+// wakeEvery; once wedgedAfter has passed beyond that and the kill grace, it is killed (SIGKILL: the
+// shell dies with it, by its parent-death signal) and the run ends as a supervisor that died.
+type watchdog struct {
+	p      *Process
+	mu     sync.Mutex
+	timer  *time.Timer
+	kill   time.Time // when the supervisor counts as wedged
+	done   bool
+	killed bool // it did: the watchdog killed it
+}
+
+// wedgedText is added to the error of a run whose supervisor the watchdog killed.
+const wedgedText = "the supervisor did not report its run's end in time (stopped by a signal?) and was killed"
+
+// wedged reports whether the watchdog killed the supervisor; w may be nil.
+func (w *watchdog) wedged() bool {
+	if w == nil {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.killed
+}
+
+// watch starts the watchdog of a run with timeout and grace that starts now.
+func (p *Process) watch(timeout, grace time.Duration) *watchdog {
+	w := &watchdog{p: p, kill: time.Now().Add(timeout + grace + wedgedAfter)}
+	w.timer = time.AfterFunc(timeout, w.tick)
+	return w
+}
+
+func (w *watchdog) tick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if !time.Now().Before(w.kill) {
+		w.p.signal(unix.SIGKILL)
+		w.done, w.killed = true, true
+		return
+	}
+	w.p.signal(unix.SIGCONT)
+	w.timer.Reset(wakeEvery)
+}
+
+// cancelled moves the watchdog's bounds for a cancel with grace sent now.
+func (w *watchdog) cancelled(grace time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if k := time.Now().Add(grace + wedgedAfter); k.Before(w.kill) {
+		w.kill = k
+	}
+	w.timer.Reset(wakeEvery)
+}
+
+// stop ends the watchdog (the run ended); w may be nil.
+func (w *watchdog) stop() {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	w.done = true
+	w.timer.Stop()
+	w.mu.Unlock()
 }
 
 // Close ends the supervisor: an idle one exits at once (EOF before a start request); one that runs a
 // command kills its tree (SPEC §11). It waits for the process.
 func (p *Process) Close() error {
 	p.conn.Close()
+	p.signal(unix.SIGCONT) // a stopped supervisor would never see the EOF
 	err := p.wait()
 	if _, ended := errors.AsType[*EndedError](err); ended {
 		return nil // how it ended says nothing the caller can act on

@@ -71,6 +71,7 @@ func TestDeadSpareIsReplaced(t *testing.T) {
 		var ws syscall.WaitStatus
 		if pid, _ := syscall.Wait4(p.spid, &ws, syscall.WNOHANG, nil); pid == p.spid {
 			p.waitOnce.Do(func() {})
+			p.reaped = true
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

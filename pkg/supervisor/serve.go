@@ -93,13 +93,14 @@ func serve(conn *net.UnixConn) error {
 	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
 	go run.Prepare()
 	go warmCodecs()
-	sigs := newSignals()
+	reqs := &requests{starts: make(chan Request), signalsSet: make(chan struct{})}
+	handleSignals(reqs)
 	stdin, err := receiveFiles(conn)
 	if err != nil {
 		return err
 	}
-	// The first start request is read here, not handed over by the reader, which only starts after it: a
-	// `run` waits for this one, and the main goroutine is locked to its thread (a hand-over would wake it).
+	// The first start request is read here, and the reader only starts after it: a `run` waits for this
+	// one, and the main goroutine is locked to its thread (a hand-over from the reader would wake it).
 	dec := json.NewDecoder(conn)
 	var first Request
 	if err := dec.Decode(&first); err != nil {
@@ -108,8 +109,12 @@ func serve(conn *net.UnixConn) error {
 	if first.Op != OpStart {
 		return fmt.Errorf("first request is %q, want %q", first.Op, OpStart)
 	}
-	reqs := readRequests(dec)
+	reqs.mu.Lock()
+	reqs.run = &watcher{} // what comes for it from now on is its own (see requests)
+	reqs.mu.Unlock()
+	go reqs.read(dec)
 	var env environ
+	inherited := run.ReadInherited()
 	for n := 1; ; n++ {
 		req, ok := first, true
 		if n > 1 {
@@ -123,7 +128,10 @@ func serve(conn *net.UnixConn) error {
 		if req.Spec.Stdin && stdin == nil {
 			return errors.New("start request wants stdin, but no descriptor came with it")
 		}
-		if !serveRun(conn, *req.Spec, stdin, reqs, sigs, &env, n < MaxRuns) {
+		// Another run is served only up to MaxRuns, and only while what this process passes on to its
+		// commands is as it was: a command can change it from outside (renice, prlimit, taskset … $PPID).
+		more := func() bool { return n < MaxRuns && run.ReadInherited() == inherited }
+		if !serveRun(conn, *req.Spec, stdin, reqs, &env, more) {
 			return nil
 		}
 		stdin = nil
@@ -134,10 +142,11 @@ func serve(conn *net.UnixConn) error {
 const MaxRuns = 200
 
 // serveRun runs spec to its end and reports it. It returns whether the supervisor may serve another run:
-// the client offered, more are allowed (more), and the run was not a task, was not ended by the client
-// going away, and left no child (nothing of its tree is left, so the next run's tree is again exactly
-// every descendant of this subreaper).
-func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sigs *signals, env *environ, more bool) (reusable bool) {
+// the client offered, more says yes (asked after the run), and the run was not a task, was not ended by the client
+// going away, the supervisor got no signal during it (a signal asks it to end), and the run left no child
+// (nothing of its tree is left, so the next run's tree is again exactly every descendant of this
+// subreaper).
+func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more func() bool) (reusable bool) {
 	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
@@ -150,14 +159,11 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	watched := reqs.watch(cancel, task != nil && !spec.Task.Attached)
-	sigs.during(func(s syscall.Signal) {
-		c := cancelled{signal: s}
-		if task != nil {
-			c.kill = task.killSignal()
-		}
-		cancel(c)
-	})
+	var killSignal func() syscall.Signal
+	if task != nil {
+		killSignal = task.killSignal
+	}
+	watched := reqs.watch(cancel, task != nil && !spec.Task.Attached, killSignal)
 
 	var live io.Writer
 	var async *livequeue.Writer
@@ -175,7 +181,6 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 			err = errors.New("artifact not opened")
 		}
 		out.close()
-		sigs.during(nil)
 		watched()
 		_ = ev.send(Event{Op: OpDone, Error: "task not started: " + err.Error()})
 		return false
@@ -228,8 +233,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 	}
 	// From here on a signal ends the supervisor as a spare's does, and the client's next requests are
 	// the next run's.
-	sigs.during(nil)
-	watched()
+	signalled := watched()
 	done := Event{Op: OpDone}
 	switch {
 	case runErr == nil:
@@ -244,8 +248,8 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, sig
 	if context.Cause(ctx) == errClientGone {
 		return false // nobody to tell
 	}
-	done.Reusable = spec.Reuse && more && task == nil && stdin == nil && len(outcome.LeftoverPids) == 0 &&
-		run.Childless()
+	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
+		len(outcome.LeftoverPids) == 0 && run.Childless() && more()
 	if ev.send(done) != nil {
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway
 	}
@@ -265,125 +269,149 @@ func (e *environ) of(layers []string) []string {
 	return e.env
 }
 
-// requests reads the client's requests after the first start, for the supervisor's whole life: a
-// "start" goes to starts (to the loop waiting for a run), the others to the run in progress, if any (a
-// cancel that arrives after its run ended is dropped). On EOF or a broken request (the client exited or
-// was killed) the run in progress is told and starts is closed.
+// requests routes what can end a run to the run: the client's requests after the descriptor byte, read
+// for the supervisor's whole life (read), and the signals sent to the supervisor (handleSignals). A
+// "start" goes to starts (to the loop waiting for a run) and from that moment the run is the one the
+// client's cancels and the signals are for, even before it is under way: what comes for it meanwhile is
+// kept and applied when it starts (watch). Between runs a cancel is dropped (it was for a run that
+// ended) and a signal ends the supervisor. On EOF or a broken request (the client exited or was killed)
+// the run in progress is told and starts is closed.
 type requests struct {
 	starts chan Request
+	// signalsSet is closed once the signal handlers are installed (handleSignals); a run waits for it
+	// before it starts.
+	signalsSet chan struct{}
 
 	mu   sync.Mutex
-	run  *watcher // the run in progress, nil between runs
+	run  *watcher // the run whose start was handed on, nil between runs
 	gone bool     // reading ended
 }
 
-// watcher is what a run in progress does with its client's requests.
+// watcher is what a run does with the requests and signals that come for it.
 type watcher struct {
-	cancel   context.CancelCauseFunc
-	detached bool // a detached task ignores EOF
+	cancel     context.CancelCauseFunc // nil until the run is under way (watch)
+	early      error                   // the first cancel cause that came before that
+	detached   bool                    // a detached task ignores EOF
+	killSignal func() syscall.Signal   // a task's: the signal its tree gets first on a signal; nil: SIGTERM
+	signalled  bool                    // a signal came for the run
 }
 
-func readRequests(dec *json.Decoder) *requests {
-	r := &requests{starts: make(chan Request)}
-	go func() {
-		for {
-			var req Request
-			if err := dec.Decode(&req); err != nil {
-				r.mu.Lock()
-				r.gone = true
-				if w := r.run; w != nil && !w.detached {
-					w.cancel(errClientGone)
-				}
-				r.mu.Unlock()
-				close(r.starts)
-				return
-			}
+// stop cancels the run with cause, or keeps cause for it until it is under way. r.mu is held.
+func (w *watcher) stop(cause error) {
+	if w.cancel != nil {
+		w.cancel(cause)
+	} else if w.early == nil {
+		w.early = cause
+	}
+}
+
+// read decodes the client's requests after the first start from dec until EOF or a broken request.
+func (r *requests) read(dec *json.Decoder) {
+	for {
+		var req Request
+		if err := dec.Decode(&req); err != nil {
 			r.mu.Lock()
-			if req.Op == OpStart {
-				busy := r.run != nil
-				r.mu.Unlock()
-				if !busy { // a start while a run is in progress breaks the protocol: dropped
-					r.starts <- req
-				}
-				continue
-			}
-			if w := r.run; w != nil {
-				switch req.Op {
-				case OpCancel:
-					if req.KillGrace != nil {
-						w.cancel(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
-					} else {
-						w.cancel(cancelled{})
-					}
-				case OpDetach:
-					w.detached = true
-				}
+			r.gone = true
+			if w := r.run; w != nil && !w.detached && w.cancel != nil {
+				w.cancel(errClientGone) // one not under way yet is told by watch
 			}
 			r.mu.Unlock()
+			close(r.starts)
+			return
 		}
-	}()
-	return r
-}
-
-// watch makes the run with cancel the one the client's requests go to: "cancel" cancels it with the
-// grace it names, else the spec's; "detach" makes an attached task a detached one; EOF cancels it with
-// ClientGoneGrace, unless it is a detached task, which goes on. The function returned ends that.
-func (r *requests) watch(cancel context.CancelCauseFunc, detached bool) (end func()) {
-	w := &watcher{cancel: cancel, detached: detached}
-	r.mu.Lock()
-	r.run = w
-	if r.gone && !detached {
-		cancel(errClientGone)
-	}
-	r.mu.Unlock()
-	return func() {
 		r.mu.Lock()
-		r.run = nil
+		if req.Op == OpStart {
+			busy := r.run != nil
+			if !busy {
+				r.run = &watcher{}
+			}
+			r.mu.Unlock()
+			if !busy { // a start while a run is in progress breaks the protocol: dropped
+				r.starts <- req
+			}
+			continue
+		}
+		if w := r.run; w != nil {
+			switch req.Op {
+			case OpCancel:
+				if req.KillGrace != nil {
+					w.stop(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
+				} else {
+					w.stop(cancelled{})
+				}
+			case OpDetach:
+				w.detached = true
+			}
+		}
 		r.mu.Unlock()
 	}
 }
 
-// signals handles SIGTERM, SIGINT and SIGHUP sent to the supervisor itself: during a run they cancel it
-// (so killing a supervisor politely never leaves its tree behind); while no run is in progress they end
-// the supervisor as they would without a handler. The handlers are installed in the background
-// (signal.Notify starts a thread, a third of a millisecond here, which a `run` would otherwise wait
-// for before its start request is read); a run's handler waits for them.
-type signals struct {
-	ready   chan struct{} // closed once the handlers are installed
-	mu      sync.Mutex
-	handler func(syscall.Signal)
+// watch makes the run with cancel the one the client's requests and the signals go to: "cancel" cancels
+// it with the grace it names, else the spec's; "detach" makes an attached task a detached one; EOF
+// cancels it with ClientGoneGrace, unless it is a detached task, which goes on; a signal cancels it
+// (the tree gets killSignal's signal first, when set). What came since its start request applies now.
+// The function returned ends that, and says whether a signal came for the run.
+func (r *requests) watch(cancel context.CancelCauseFunc, detached bool, killSignal func() syscall.Signal) (end func() (signalled bool)) {
+	if r.signalsSet != nil {
+		<-r.signalsSet // a run gets under way only with the signal handlers in place
+	}
+	r.mu.Lock()
+	w := r.run
+	if w == nil { // not handed on by read (a test's run): under way from now
+		w = &watcher{}
+		r.run = w
+	}
+	w.cancel, w.killSignal = cancel, killSignal
+	w.detached = w.detached || detached
+	if w.early != nil {
+		cancel(w.early)
+	}
+	if r.gone && !w.detached {
+		cancel(errClientGone)
+	}
+	r.mu.Unlock()
+	return func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.run = nil
+		return w.signalled
+	}
 }
 
-func newSignals() *signals {
-	s := &signals{ready: make(chan struct{})}
+// signal is a signal sent to the supervisor: it cancels the run, if there is one; else it ends the
+// supervisor as it would without a handler.
+func (r *requests) signal(s syscall.Signal) {
+	r.mu.Lock()
+	if w := r.run; w != nil {
+		c := cancelled{signal: s}
+		if w.killSignal != nil {
+			c.kill = w.killSignal()
+		}
+		w.signalled = true
+		w.stop(c)
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	signal.Reset(s)
+	_ = unix.Kill(os.Getpid(), s)
+}
+
+// handleSignals hands SIGTERM, SIGINT and SIGHUP sent to the supervisor itself to r.signal: during a run
+// they cancel it (so killing a supervisor politely never leaves its tree behind); while no run is in
+// progress they end the supervisor. The handlers are installed in the background (signal.Notify starts
+// a thread, a third of a millisecond here, which a `run` would otherwise wait for before its start
+// request is read); r.signalsSet says when they are.
+func handleSignals(r *requests) {
 	go func() {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-		close(s.ready)
+		close(r.signalsSet)
 		for sig := range ch {
-			s.mu.Lock()
-			h := s.handler
-			s.mu.Unlock()
-			if h != nil {
-				h(sig.(syscall.Signal))
-				continue
-			}
-			signal.Reset(sig)
-			_ = unix.Kill(os.Getpid(), sig.(syscall.Signal))
+			r.signal(sig.(syscall.Signal))
 		}
 	}()
-	return s
-}
-
-// during makes h what a signal does, until the next call; nil ends the supervisor on a signal. Once it
-// returns with h set, the handlers are installed.
-func (s *signals) during(h func(syscall.Signal)) {
-	if h != nil {
-		<-s.ready
-	}
-	s.mu.Lock()
-	s.handler = h
-	s.mu.Unlock()
 }
 
 // warmCodecs encodes and decodes the protocol's messages once, so the reflection encoding/json does on a
