@@ -675,7 +675,9 @@ func (w *watchdog) wedged() bool {
 // watch starts the watchdog of a run with timeout and grace that starts now.
 func (p *Process) watch(timeout, grace time.Duration) *watchdog {
 	w := &watchdog{p: p, kill: time.Now().Add(timeout + grace + wedgedAfter)}
+	w.mu.Lock() // a tick that comes at once waits for the timer to be set
 	w.timer = time.AfterFunc(timeout, w.tick)
+	w.mu.Unlock()
 	return w
 }
 
