@@ -221,9 +221,9 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 		}
 	}
 	rn, err := p.start(ctx, r, home) // a failed start has ended the run: the pool counts it back
-	if idle && r.Stdin == nil && errors.Is(err, errNotSent) {
-		// The idle supervisor was gone before it got the run (killed while it waited): nothing ran, so a
-		// new supervisor gets it.
+	if idle && r.Stdin == nil && (errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
+		// The idle supervisor was gone before it got the run (killed while it waited), or it retired
+		// (a reused one whose earlier command changed it): nothing ran, so a new supervisor gets it.
 		if reuse {
 			l.mu.Lock()
 			l.out++
@@ -243,6 +243,10 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 
 // errNotSent marks a start that failed before any of the start request reached the supervisor.
 var errNotSent = errors.New("start request not sent")
+
+// errRetired is the answer of a reused supervisor that runs no more commands (kind "retired"): nothing
+// ran.
+var errRetired = errors.New("supervisor retired")
 
 // Process is a supervisor process: idle (see [Spawn]) or running a command ([Run]).
 type Process struct {
@@ -478,6 +482,8 @@ func doneError(ev Event) error {
 		return remoteError{ev.Error, run.ErrShellNotFound}
 	case ev.Kind == "wrapper":
 		return remoteError{ev.Error, run.ErrWrapperNotFound}
+	case ev.Kind == kindRetired:
+		return remoteError{ev.Error, errRetired}
 	}
 	return errors.New(ev.Error)
 }

@@ -128,25 +128,37 @@ func serve(conn *net.UnixConn) error {
 		if req.Spec.Stdin && stdin == nil {
 			return errors.New("start request wants stdin, but no descriptor came with it")
 		}
-		// Another run is served only up to MaxRuns, and only while what this process passes on to its
-		// commands is as it was: a command can change it from outside (renice, prlimit, taskset … $PPID).
-		more := func() bool { return n < MaxRuns && run.ReadInherited() == inherited }
-		if !serveRun(conn, *req.Spec, stdin, reqs, &env, more) {
+		if !serveRun(conn, *req.Spec, stdin, reqs, &env, n < MaxRuns) {
 			return nil
 		}
 		stdin = nil
+		// Another run is served only while what this process passes on to its commands is as it was: a
+		// command can change it from outside (renice, prlimit, taskset … $PPID). It is read here, while
+		// the client reads the result, not on the run's path; a supervisor found changed runs nothing
+		// more: it answers the next start "retired", and the client gives that run to a new supervisor.
+		if run.ReadInherited() != inherited {
+			if _, ok := <-reqs.starts; ok {
+				_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
+					Error: "supervisor retired: a command changed what it passes on to commands"})
+			}
+			return nil
+		}
 	}
 }
+
+// kindRetired is the kind of the done event a reused supervisor answers a start with when it runs no
+// more commands (serve): nothing ran, and the client starts the run on a new supervisor.
+const kindRetired = "retired"
 
 // MaxRuns bounds the runs one supervisor serves (reuse, see serve): past it the next run gets a new one.
 const MaxRuns = 200
 
 // serveRun runs spec to its end and reports it. It returns whether the supervisor may serve another run:
-// the client offered, more says yes (asked after the run), and the run was not a task, was not ended by the client
+// the client offered, more allows one (MaxRuns), and the run was not a task, was not ended by the client
 // going away, the supervisor got no signal during it (a signal asks it to end), and the run left no child
 // (nothing of its tree is left, so the next run's tree is again exactly every descendant of this
 // subreaper).
-func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more func() bool) (reusable bool) {
+func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more bool) (reusable bool) {
 	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
@@ -249,7 +261,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 		return false // nobody to tell
 	}
 	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
-		len(outcome.LeftoverPids) == 0 && run.Childless() && more()
+		len(outcome.LeftoverPids) == 0 && more && run.Childless()
 	if ev.send(done) != nil {
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway
 	}

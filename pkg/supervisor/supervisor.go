@@ -88,7 +88,8 @@ type Event struct {
 	Summary *sink.Summary `json:"summary,omitempty"` // done
 	Error   string        `json:"error,omitempty"`   // done: the command could not run at all
 	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
-	// (run.ErrWrapperNotFound), or "".
+	// (run.ErrWrapperNotFound), "retired" (a reused supervisor that runs nothing more: nothing ran, the
+	// client starts the run on a new one), or "".
 	Kind string `json:"kind,omitempty"`
 	// Reusable (done): the supervisor waits for the client's next start request instead of exiting.
 	Reusable bool `json:"reusable,omitempty"`
