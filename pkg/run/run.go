@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -200,9 +201,13 @@ func openStdin(r io.Reader) (io.Reader, func(), error) {
 	if r != nil {
 		return r, func() {}, nil
 	}
-	f, err := os.Open(os.DevNull)
+	f, err := devNull()
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
-	return f, func() { f.Close() }, nil
+	return f, func() {}, nil
 }
+
+// devNull is /dev/null open for reading, once per process and never closed: every command without a
+// stdin of its own gets it (a supervisor serving many runs would otherwise open it for each).
+var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })
