@@ -446,8 +446,11 @@ func (r *signalRelay) install() {
 }
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
-// model-visible text with the warnings on stderr, one line each (SPEC §3.10).
+// model-visible text with the warnings on stderr, one line each (SPEC §3.10). A closed stdout is said on
+// stderr; it never kills agentbash, whichever path printed the result (a -f FILE or a config that could not
+// be read prints it before the run's handleSignals): the SIGPIPE handler is in place first.
 func printResult(ios IO, r result.Result, text bool, term *terminal.View, preview int) {
+	relay.once.Do(relay.install) // Execute began it in the background; mostly done by now
 	var err error
 	switch {
 	case !text:
