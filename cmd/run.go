@@ -421,10 +421,17 @@ type signalRelay struct {
 }
 
 // install starts relaying SIGINT, SIGTERM and SIGHUP to the registered cancels, and keeps SIGPIPE from
-// killing the process. Call it through once.
+// killing the process. Call it through once. A signal agentbash was started with ignored stays ignored
+// (`nohup agentbash run …`, a script's background job and SIGINT): Notify would turn it back on.
 func (r *signalRelay) install() {
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	sigs := []os.Signal{syscall.SIGPIPE}
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	signal.Notify(ch, sigs...)
 	go func() {
 		for s := range ch {
 			sig := s.(syscall.Signal)
