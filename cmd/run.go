@@ -421,10 +421,17 @@ type signalRelay struct {
 }
 
 // install starts relaying SIGINT, SIGTERM and SIGHUP to the registered cancels, and keeps SIGPIPE from
-// killing the process. Call it through once.
+// killing the process. Call it through once. A signal agentbash was started with ignored stays ignored
+// (`nohup agentbash run …`, a script's background job and SIGINT): Notify would turn it back on.
 func (r *signalRelay) install() {
 	ch := make(chan os.Signal, 4)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE)
+	sigs := []os.Signal{syscall.SIGPIPE}
+	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	signal.Notify(ch, sigs...)
 	go func() {
 		for s := range ch {
 			sig := s.(syscall.Signal)
@@ -446,8 +453,11 @@ func (r *signalRelay) install() {
 }
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
-// model-visible text with the warnings on stderr, one line each (SPEC §3.10).
+// model-visible text with the warnings on stderr, one line each (SPEC §3.10). A closed stdout is said on
+// stderr; it never kills agentbash, whichever path printed the result (a -f FILE or a config that could not
+// be read prints it before the run's handleSignals): the SIGPIPE handler is in place first.
 func printResult(ios IO, r result.Result, text bool, term *terminal.View, preview int) {
+	relay.once.Do(relay.install) // Execute began it in the background; mostly done by now
 	var err error
 	switch {
 	case !text:

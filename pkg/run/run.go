@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -196,18 +195,18 @@ var ErrShellNotFound = errors.New("shell not found")
 // executed.
 var ErrWrapperNotFound = errors.New("wrapper program not found")
 
-// openStdin returns the command's stdin and a function that closes what was opened here.
+// openStdin returns the command's stdin and a function that closes what was opened here. Without one it
+// is /dev/null, opened for each run: an open file description carries state a command can set and that
+// outlives it while another holds the description (a flock or OFD lock on its stdin, O_NONBLOCK), so one
+// shared by the runs of a process would pass that on to the next command, and keep /dev/null locked for
+// every program on the machine while the process lives.
 func openStdin(r io.Reader) (io.Reader, func(), error) {
 	if r != nil {
 		return r, func() {}, nil
 	}
-	f, err := devNull()
+	f, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
-	return f, func() {}, nil
+	return f, func() { f.Close() }, nil
 }
-
-// devNull is /dev/null open for reading, once per process and never closed: every command without a
-// stdin of its own gets it (a supervisor serving many runs would otherwise open it for each).
-var devNull = sync.OnceValues(func() (*os.File, error) { return os.Open(os.DevNull) })

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -502,4 +503,25 @@ func bashStatus(o Outcome) int {
 		return 128 + o.SignalNumber
 	}
 	return o.ExitCode
+}
+
+// A lock a command takes on the stdin agentbash gave it (/dev/null) ends with the command: the next
+// command, and every other program, can take one again (the description is not shared between runs).
+func TestRunStdinLockEndsWithTheCommand(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("no flock program")
+	}
+	var out buffer
+	o, err := Local{}.Run(context.Background(), spec(t, `flock -x 0 && echo locked`, &out))
+	if err != nil || o.ExitCode != 0 || out.String() != "locked\n" {
+		t.Fatalf("outcome %+v %v output %q", o, err, out.String())
+	}
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Errorf("/dev/null still locked after the command ended: %v", err)
+	}
 }
