@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -390,9 +391,13 @@ func TestAcquireWaitsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The order is recorded as each waiter gets the lock, and every release is over before the part
+	// below (a release of this stateless session removes its directory).
+	var mu sync.Mutex
 	var order []int
-	done := make(chan int, 3)
+	var wg sync.WaitGroup
 	tickets := make([]*ticket, 3)
+	cancelled := make(chan int, len(tickets))
 	for i := range tickets {
 		if tickets[i], err = s.enqueue("s"); err != nil {
 			t.Fatal(err)
@@ -404,23 +409,25 @@ func TestAcquireWaitsInOrder(t *testing.T) {
 		if i == 1 {
 			c = ctx
 		}
-		go func() {
+		wg.Go(func() {
 			l, err := tk.Acquire(c)
 			if err != nil {
-				done <- -i - 1
+				cancelled <- i
 				return
 			}
-			done <- i
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
 			l.Release()
-		}()
+		})
 	}
 	cancel()
-	if got := <-done; got != -2 {
+	if got := <-cancelled; got != 1 {
 		t.Fatalf("the cancelled waiter: %d", got)
 	}
 	first.Release()
-	order = append(order, <-done, <-done)
-	if order[0] != 0 || order[1] != 2 {
+	wg.Wait()
+	if len(order) != 2 || order[0] != 0 || order[1] != 2 {
 		t.Errorf("order %v", order)
 	}
 	// Across processes (a flock taken by another open file): a cancel ends the wait too. (The session kept
