@@ -458,13 +458,7 @@ func (rn *Run) next() (Event, error) {
 // reuse, else its socket is closed and it is reaped in the background.
 func (rn *Run) end(back bool) {
 	rn.endOnce.Do(func() {
-		if rn.stop != nil {
-			rn.stop()
-		}
-		rn.dog.stop()
-		if rn.closeIn != nil {
-			rn.closeIn()
-		}
+		rn.unwatch()
 		if rn.home != nil {
 			rn.home.ended(rn.p, back)
 			return
@@ -601,6 +595,17 @@ func (rn *Run) Detach() error {
 	return err
 }
 
+// unwatch ends what watches the run from this side: the cancel watch, the watchdog, the stdin copy.
+func (rn *Run) unwatch() {
+	if rn.stop != nil {
+		rn.stop()
+	}
+	rn.dog.stop()
+	if rn.closeIn != nil {
+		rn.closeIn()
+	}
+}
+
 // Release lets a started task go: the client stops listening and closes its end of the socket, which a
 // detached supervisor ignores; the supervisor is reaped in the background if this process lives on.
 // After Wait it does nothing.
@@ -611,13 +616,7 @@ func (rn *Run) Release() { rn.end(false) }
 func (rn *Run) Close() error {
 	var err error
 	rn.endOnce.Do(func() {
-		if rn.stop != nil {
-			rn.stop()
-		}
-		rn.dog.stop()
-		if rn.closeIn != nil {
-			rn.closeIn()
-		}
+		rn.unwatch()
 		err = rn.p.Close()
 		if rn.home != nil {
 			rn.home.ended(rn.p, false)
