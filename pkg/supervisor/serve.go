@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -65,6 +66,7 @@ func (c cancelledWithGrace) KillGrace() time.Duration { return c.grace }
 // Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when the run was
 // reported (or the client was gone), 2 when the socket or the start request is broken.
 func Main() int {
+	defaultProcs = runtime.GOMAXPROCS(0) // see procs.go
 	f := os.NewFile(controlFD, "control")
 	if f == nil {
 		fmt.Fprintln(os.Stderr, "agentbash: "+Command+": no control socket on descriptor 3 (internal command)")
@@ -208,6 +210,8 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 		tail = &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
 		output = tail
 	}
+	defaultProcsBack()
+	output = &procsChooser{w: output}
 	var in io.Reader
 	if stdin != nil {
 		defer stdin.Close()
