@@ -116,7 +116,10 @@ func serve(conn *net.UnixConn) error {
 	reqs.mu.Unlock()
 	go reqs.read(dec)
 	var env environ
-	inherited := run.ReadInherited()
+	var inherited run.Inherited // as it was before any command ran; read only when reuse is offered
+	if first.Spec != nil && first.Spec.Reuse {
+		inherited = run.ReadInherited()
+	}
 	for n := 1; ; n++ {
 		req, ok := first, true
 		if n > 1 {
