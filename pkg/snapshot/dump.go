@@ -73,11 +73,16 @@ fi
 // unhijack opens an `if` whose body runs only once `builtin` is the builtin: it turns POSIX mode on
 // for a moment (by assigning POSIXLY_CORRECT, which no function can intercept), in which special
 // builtins such as `unset` are found before functions, removes a function named `builtin`, and restores
-// the mode the shell had. A read-only function named `builtin`, or a read-only POSIXLY_CORRECT, skips
-// the body: the dump then has no end, and the snapshot fails with a warning.
+// the mode the shell had. Turning POSIX mode on also turns inherit_errexit on, and turning it off does
+// not turn that off again: its state is read before (from BASHOPTS, read-only) and put back, or every
+// snapshot would hold `shopt -s inherit_errexit` and `set -e` would work differently in every command.
+// A read-only function named `builtin`, or a read-only POSIXLY_CORRECT, skips the body: the dump then
+// has no end, and the snapshot fails with a warning.
 const unhijack = `case :$SHELLOPTS: in *:posix:*) __agentbash_posix=y ;; *) __agentbash_posix= ;; esac
+case :$BASHOPTS: in *:inherit_errexit:*) __agentbash_ie=y ;; *) __agentbash_ie= ;; esac
 POSIXLY_CORRECT=y
-if [[ :$SHELLOPTS: == *:posix:* ]] && unset -f builtin && { [[ -n $__agentbash_posix ]] || unset POSIXLY_CORRECT; }; `
+if [[ :$SHELLOPTS: == *:posix:* ]] && unset -f builtin && { [[ -n $__agentbash_posix ]] || unset POSIXLY_CORRECT; } &&
+  { [[ -n $__agentbash_ie ]] || builtin shopt -u inherit_errexit; }; `
 
 // dump is what the rc defined, as the dump script printed it.
 type dump struct {
@@ -161,7 +166,9 @@ func (d dump) leftOut(name string) bool {
 }
 
 // Shell options that are the snapshot shell's own state, not the user's choice, or that would change
-// how the command runs (errexit, nounset …) or what it prints (xtrace, verbose).
+// how the command runs (errexit, nounset …) or what it prints (xtrace, verbose). A compatNN option that
+// is off is not written either: `shopt -u compat44` sets BASH_COMPAT (to the shell's own level), which
+// the command would then see.
 var (
 	skipShopts = []string{"login_shell", "restricted_shell", "progcomp_alias"}
 	skipSetOps = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted",
@@ -177,7 +184,8 @@ func (d dump) script(rc, inheritedPath string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# agentbash shell snapshot of %s: options, PATH additions, functions and aliases\n", rc)
 	for _, l := range d.shopts {
-		if f := strings.Fields(l); len(f) == 3 && f[0] == "shopt" && !slices.Contains(skipShopts, f[2]) {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "shopt" && !slices.Contains(skipShopts, f[2]) &&
+			!(f[1] == "-u" && strings.HasPrefix(f[2], "compat")) {
 			b.WriteString("\\builtin " + l + "\n")
 		}
 	}

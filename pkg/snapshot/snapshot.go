@@ -63,7 +63,7 @@ type fileStamp struct {
 }
 
 // stampVersion changes when the snapshot's format does, so older caches are rebuilt.
-const stampVersion = 3
+const stampVersion = 4 // 4: inherit_errexit and BASH_COMPAT no longer leak into the snapshot
 
 func statFile(path string) fileStamp {
 	fi, err := os.Stat(path)

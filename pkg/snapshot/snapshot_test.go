@@ -401,3 +401,23 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// The snapshot keeps the rc's own inherit_errexit (on when it set it, else off, as in bash) and sets no
+// BASH_COMPAT: the dump's moment in POSIX mode turned inherit_errexit on in every snapshot, and its
+// `shopt -u compat44` set BASH_COMPAT, so `set -e` worked differently in every command.
+func TestSnapshotKeepsShellSemantics(t *testing.T) {
+	for _, tc := range []struct{ rc, want string }{
+		{"alias x=y\n", "shopt -u inherit_errexit\n[]\nafter-false\n"},
+		{"shopt -s inherit_errexit\n", "shopt -s inherit_errexit\n[]\n"},
+	} {
+		path, warn := Ensure(context.Background(), options(t, tc.rc))
+		if path == "" || warn != "" {
+			t.Fatalf("Ensure = %q, %q", path, warn)
+		}
+		got := runWith(t, path, `shopt -p inherit_errexit; echo "[${BASH_COMPAT-}]"; set -e; x=$(false; echo after-false); echo "$x"`)
+		if got != tc.want {
+			b, _ := os.ReadFile(path)
+			t.Errorf("rc %q: got %q, want %q\nsnapshot:\n%s", tc.rc, got, tc.want, b)
+		}
+	}
+}
