@@ -116,7 +116,13 @@ func serve(conn *net.UnixConn) error {
 	reqs.mu.Unlock()
 	go reqs.read(dec)
 	var env environ
-	inherited := run.ReadInherited()
+	// What this process passes on to its commands before any ran, for the check after each run (below).
+	// Only a run that offered reuse can be followed by another: `run` never offers it, and the reads
+	// (some 25 µs) stay off its path.
+	var inherited run.Inherited
+	if first.Spec != nil && first.Spec.Reuse {
+		inherited = run.ReadInherited()
+	}
 	for n := 1; ; n++ {
 		req, ok := first, true
 		if n > 1 {
