@@ -430,11 +430,19 @@ func killAll(pid int) {
 // It returns the descendants it signalled.
 func signalTree(pid int, sig unix.Signal) (signalled []int) {
 	live, _ := descendants()
-	signalGroups(pid, live, sig)
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		signalGroups(pid, live, unix.SIGCONT)
+	for _, s := range withCont(sig) {
+		signalGroups(pid, live, s)
 	}
 	return live
+}
+
+// withCont is sig followed by SIGCONT, so that a stopped process acts on it (signalTree); SIGKILL and
+// SIGCONT alone.
+func withCont(sig unix.Signal) []unix.Signal {
+	if sig == unix.SIGKILL || sig == unix.SIGCONT {
+		return []unix.Signal{sig}
+	}
+	return []unix.Signal{sig, unix.SIGCONT}
 }
 
 // signalNew sends sig (and SIGCONT, as signalTree does) to those of live that are not in signalled, and
@@ -449,17 +457,8 @@ func signalNew(pid int, live, signalled []int, sig unix.Signal) []int {
 	if len(fresh) == 0 {
 		return signalled
 	}
-	sigs := []unix.Signal{sig}
-	if sig != unix.SIGKILL && sig != unix.SIGCONT {
-		sigs = append(sigs, unix.SIGCONT)
-	}
-	for _, s := range sigs {
-		signalAll(fresh, s)
-		for _, p := range fresh {
-			if pg, err := unix.Getpgid(p); err == nil && pg == p && pg != pid {
-				_ = unix.Kill(-pg, s)
-			}
-		}
+	for _, s := range withCont(sig) {
+		signalLeaders(pid, fresh, s)
 	}
 	return append(signalled, fresh...)
 }
@@ -468,6 +467,11 @@ func signalNew(pid int, live, signalled []int, sig unix.Signal) []int {
 // of live lead (a descendant may have moved to a group of its own).
 func signalGroups(pid int, live []int, sig unix.Signal) {
 	_ = unix.Kill(-pid, sig)
+	signalLeaders(pid, live, sig)
+}
+
+// signalLeaders sends sig to each of live and to the groups that those of live lead, but pid's.
+func signalLeaders(pid int, live []int, sig unix.Signal) {
 	signalAll(live, sig)
 	for _, p := range live {
 		if pg, err := unix.Getpgid(p); err == nil && pg == p && pg != pid {

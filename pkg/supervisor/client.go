@@ -104,8 +104,8 @@ func (l *Local) refill() {
 }
 
 // take returns an idle supervisor (the one that went idle last), or nil, and refills the pool if fewer
-// than Spares would be idle or coming back; fresh takes only one that never ran a command (stdin goes only with a first run), reuse
-// counts the run as one whose supervisor may come back.
+// than Spares would be idle or coming back. fresh takes only one that never ran a command (stdin goes
+// only with a first run); reuse counts the run as one whose supervisor may come back.
 func (l *Local) take(fresh, reuse bool) *Process {
 	l.mu.Lock()
 	defer l.mu.Unlock()

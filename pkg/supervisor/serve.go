@@ -63,8 +63,8 @@ type cancelledWithGrace struct {
 
 func (c cancelledWithGrace) KillGrace() time.Duration { return c.grace }
 
-// Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when the run was
-// reported (or the client was gone), 2 when the socket or the start request is broken.
+// Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when its runs were
+// reported (or the client was gone), 2 when the socket or the first start request is broken.
 func Main() int {
 	defaultProcs = runtime.GOMAXPROCS(0) // see procs.go
 	f := os.NewFile(controlFD, "control")
@@ -116,7 +116,10 @@ func serve(conn *net.UnixConn) error {
 	reqs.mu.Unlock()
 	go reqs.read(dec)
 	var env environ
-	var inherited run.Inherited // as it was before any command ran; read only when reuse is offered
+	// What this process passes on to its commands before any ran, for the check after each run (below).
+	// Only a run that offered reuse can be followed by another: `run` never offers it, and the reads
+	// (some 25 µs) stay off its path.
+	var inherited run.Inherited
 	if first.Spec != nil && first.Spec.Reuse {
 		inherited = run.ReadInherited()
 	}
@@ -288,9 +291,9 @@ func (e *environ) of(layers []string) []string {
 	return e.env
 }
 
-// requests routes what can end a run to the run: the client's requests after the descriptor byte, read
-// for the supervisor's whole life (read), and the signals sent to the supervisor (handleSignals). A
-// "start" goes to starts (to the loop waiting for a run) and from that moment the run is the one the
+// requests routes what can end a run to the run: the client's requests after its first start request
+// (which serve reads itself), read for the supervisor's whole life (read), and the signals sent to the
+// supervisor (handleSignals). A later "start" goes to starts (to the loop waiting for a run) and from that moment the run is the one the
 // client's cancels and the signals are for, even before it is under way: what comes for it meanwhile is
 // kept and applied when it starts (watch). Between runs a cancel is dropped (it was for a run that
 // ended) and a signal ends the supervisor. On EOF or a broken request (the client exited or was killed)
@@ -377,7 +380,7 @@ func (r *requests) watch(cancel context.CancelCauseFunc, detached bool, killSign
 	}
 	r.mu.Lock()
 	w := r.run
-	if w == nil { // not handed on by read (a test's run): under way from now
+	if w == nil { // not handed on (serve and read always do): under way from now
 		w = &watcher{}
 		r.run = w
 	}
