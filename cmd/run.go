@@ -389,10 +389,11 @@ func envList(m map[string]string) []string {
 // and the result printed, SPEC §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash. stop
 // ends that for this cancel.
 //
-// The handler is set up once per process (Execute begins that in the background: signal.Notify starts a
-// thread, a third of a millisecond here) and relays to the cancels registered at the time: signal.Stop
-// would wait for the runtime's signal loop to go idle, a quarter of a millisecond at the end of every
-// `run`. A signal that comes while no cancel is registered ends the process as it would without a handler.
+// The handler is set up once per process (for a run, Execute begins that in the background:
+// signal.Notify starts a thread, a third of a millisecond here) and relays to the cancels registered at
+// the time: signal.Stop would wait for the runtime's signal loop to go idle, a quarter of a millisecond
+// at the end of every `run`. A signal that comes while no cancel is registered ends the process as it
+// would without a handler.
 func handleSignals(cancel context.CancelCauseFunc) (stop func()) {
 	relay.once.Do(relay.install)
 	relay.mu.Lock()
