@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/mcpserver"
 	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/pollable"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/session"
 )
@@ -102,7 +103,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Logger:      slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ExitGrace:   mcpExitGrace,
 	})
-	in, closeIn := pollable(ios.In)
+	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	err = srv.Serve(ctx, mcpserver.Stdio(in, ios.Out))
 	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/pollable"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
 )
@@ -78,7 +79,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 		KillLimit: killLimit(cfg),
 		Log:       ios.Err,
 	}
-	in, closeIn := pollable(ios.In)
+	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	if err := s.Serve(ctx, in, ios.Out); err != nil {
 		return exitError{code: 1, err: err}

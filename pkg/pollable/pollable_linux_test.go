@@ -1,4 +1,4 @@
-package cmd
+package pollable
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ func TestPollableStdin(t *testing.T) {
 	if err := unix.SetNonblock(int(pr.Fd()), false); err != nil {
 		t.Fatal(err)
 	}
-	in, closeIn := pollable(pr)
+	in, closeIn := Stdin(pr)
 	if in == io.Reader(pr) {
 		t.Fatal("a pipe was not opened again")
 	}
@@ -41,7 +41,7 @@ func TestPollableStdin(t *testing.T) {
 	}
 	sock, peer := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "peer")
 	defer sock.Close()
-	in, closeIn = pollable(sock)
+	in, closeIn = Stdin(sock)
 	defer closeIn()
 	if in == io.Reader(sock) {
 		t.Fatal("a socket was not made pollable")
@@ -69,7 +69,7 @@ func TestPollableStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if in, _ := pollable(f); in != io.Reader(f) {
+	if in, _ := Stdin(f); in != io.Reader(f) {
 		t.Fatal("a regular file was replaced")
 	}
 }

@@ -1,4 +1,6 @@
-package cmd
+// Package pollable reads a long-lived server's stdin (rpc, mcp) through the Go runtime's poller, so no
+// thread sits in a blocking read(2) beside the commands the server runs.
+package pollable
 
 import (
 	"io"
@@ -9,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pollable returns a reader of in (a long-lived mode's stdin: rpc, mcp) that waits for input in the Go
+// Stdin returns a reader of in (a long-lived mode's stdin: rpc, mcp) that waits for input in the Go
 // runtime's poller instead of in a blocking read(2). A goroutine blocked in a system call holds its
 // processor, and then the runtime's monitor thread wakes every 20–80 µs for as long as it does: beside
 // every command the server runs, on the command's own CPU (a `true` ran a quarter slower). A pipe is
@@ -20,8 +22,8 @@ import (
 // of a non-blocking socket fails with EAGAIN when the reader is slow), or the caller's copy. So it is
 // only put on the poller, and read with recv(MSG_DONTWAIT), which does not block whatever the flag
 // says; the flag is left as it was (see socketReader). Anything else (a terminal, a file, /dev/null) is
-// read as it is. close releases what pollable opened.
-func pollable(in io.Reader) (r io.Reader, close func()) {
+// read as it is. close releases what Stdin opened.
+func Stdin(in io.Reader) (r io.Reader, close func()) {
 	f, ok := in.(*os.File)
 	if !ok {
 		return in, func() {}
