@@ -49,7 +49,8 @@ func SystemIO() IO {
 // `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
 // the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
-	if len(args) > 0 && args[0] == "run" {
+	isRun := len(args) > 0 && args[0] == "run"
+	if isRun {
 		// The run's supervisor was started while the program initialized (pkg/supervisor/early), else it
 		// is started now, before anything else, so that its exec overlaps the parsing of the command line
 		// and the loading of the config; runRun takes it. One left unused ends when its socket closes with
@@ -63,7 +64,7 @@ func Execute(info BuildInfo, exit func(int), args []string) {
 	args = proctitle.Clone(args) // they point into the memory that proctitle.Set rewrites
 	ios := SystemIO()
 	var root *cobra.Command
-	if len(args) > 0 && args[0] == "run" {
+	if isRun {
 		// A run needs only its own command: the others' flags and completions are not built (a quarter
 		// of a millisecond of every `run`).
 		root = newRootCmd(info, ios, newRunCmd(ios))
