@@ -95,7 +95,7 @@ func serve(conn *net.UnixConn) error {
 	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
 	go run.Prepare()
 	go warmCodecs()
-	reqs := &requests{starts: make(chan Request), signalsSet: make(chan struct{})}
+	reqs := newRequests()
 	handleSignals(reqs)
 	stdin, err := receiveFiles(conn)
 	if err != nil {
@@ -327,6 +327,11 @@ func (w *watcher) stop(cause error) {
 	}
 }
 
+// newRequests returns the requests of a supervisor that has no run yet and no signal handlers.
+func newRequests() *requests {
+	return &requests{starts: make(chan Request), signalsSet: make(chan struct{})}
+}
+
 // read decodes the client's requests after the first start from dec until EOF or a broken request.
 func (r *requests) read(dec *json.Decoder) {
 	for {
@@ -375,9 +380,7 @@ func (r *requests) read(dec *json.Decoder) {
 // (the tree gets killSignal's signal first, when set). What came since its start request applies now.
 // The function returned ends that, and says whether a signal came for the run.
 func (r *requests) watch(cancel context.CancelCauseFunc, detached bool, killSignal func() syscall.Signal) (end func() (signalled bool)) {
-	if r.signalsSet != nil {
-		<-r.signalsSet // a run gets under way only with the signal handlers in place
-	}
+	<-r.signalsSet // a run gets under way only with the signal handlers in place
 	r.mu.Lock()
 	w := r.run
 	if w == nil { // not handed on (serve and read always do): under way from now

@@ -59,7 +59,8 @@ func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client, server := socketPair(t)
-			r := &requests{starts: make(chan Request)}
+			r := newRequests()
+			close(r.signalsSet) // no handlers in a test: runs need not wait for them
 			go r.read(json.NewDecoder(server))
 			enc := json.NewEncoder(client)
 			// A cancel between runs (for one that ended) is dropped.
