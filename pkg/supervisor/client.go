@@ -209,36 +209,29 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 	if !reuse {
 		home = nil
 	}
-	p := l.take(r.Stdin != nil, reuse)
-	idle := p != nil
-	if p == nil {
-		var err error
-		if p, err = Spawn(); err != nil {
-			if reuse {
-				l.ended(nil, false)
+	// An idle supervisor that was gone before it got the run (killed while it waited), or that retired (a
+	// reused one whose earlier command changed it), ran nothing: the run goes to another, a few times at
+	// most. A run with stdin is not retried (its stdin may have been read from).
+	for attempt := 0; ; attempt++ {
+		p := l.take(r.Stdin != nil, reuse)
+		idle := p != nil
+		if p == nil {
+			var err error
+			if p, err = Spawn(); err != nil {
+				if reuse {
+					l.ended(nil, false)
+				}
+				return nil, err
 			}
+		}
+		rn, err := p.start(ctx, r, home) // a failed start has ended the run: the pool counted it back
+		if err == nil {
+			return rn, nil
+		}
+		if !idle || r.Stdin != nil || attempt > l.Spares || !(errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
 			return nil, err
 		}
 	}
-	rn, err := p.start(ctx, r, home) // a failed start has ended the run: the pool counts it back
-	if idle && r.Stdin == nil && (errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
-		// The idle supervisor was gone before it got the run (killed while it waited), or it retired
-		// (a reused one whose earlier command changed it): nothing ran, so a new supervisor gets it.
-		if reuse {
-			l.mu.Lock()
-			l.out++
-			l.mu.Unlock()
-		}
-		if p, err = Spawn(); err == nil {
-			rn, err = p.start(ctx, r, home)
-		} else if reuse {
-			l.ended(nil, false)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return rn, nil
 }
 
 // errNotSent marks a start that failed before any of the start request reached the supervisor.
