@@ -612,7 +612,7 @@ func (rn *Run) Close() error {
 		rn.unwatch()
 		err = rn.p.Close()
 		if rn.home != nil {
-			rn.home.ended(rn.p, false)
+			rn.home.ended(nil, false) // the pool counts it back; the supervisor is closed already
 		}
 	})
 	return err
