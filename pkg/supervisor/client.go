@@ -268,13 +268,13 @@ type Run struct {
 	endOnce sync.Once
 }
 
-// Spawn starts a supervisor process: this executable (/proc/self/exe) as `agentbash __supervise`. It has
+// Spawn starts a supervisor process: this executable (/proc/self/exe on Linux) as `agentbash __supervise`. It has
 // its own session (no terminal signals reach it), /dev/null for its standard streams, and the other end of
 // a socket pair as descriptor 3. It waits for its run; if the
 // caller drops it instead, [Process.Close] ends it.
 func Spawn() (*Process, error) {
 	run.CloseInheritedDescriptors() // the supervisor, like the command, never holds its caller's pipes
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("supervisor: socket pair: %w", err)
 	}
@@ -293,7 +293,7 @@ func Spawn() (*Process, error) {
 		return nil, fmt.Errorf("supervisor: %w", err)
 	}
 	defer null.Close()
-	pid, err := syscall.ForkExec("/proc/self/exe", []string{early.Argv0(), Command}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(executable(), []string{early.Argv0(), Command}, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{null.Fd(), null.Fd(), null.Fd(), theirs.Fd()}, // descriptor 3: the socket
 		Sys:   &syscall.SysProcAttr{Setsid: true},
@@ -527,10 +527,7 @@ func (p *Process) died(cause error) error {
 // *EndedError), or the failure of the wait itself.
 func (p *Process) wait() error {
 	p.waitOnce.Do(func() {
-		// Wait for the end without collecting it, so a signal (signal) never reaches a reused pid.
-		var info unix.Siginfo
-		for unix.Waitid(unix.P_PID, p.spid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-		}
+		awaitExit(p.spid) // ended, not collected: a signal (signal) never reaches a reused pid
 		p.reapMu.Lock()
 		p.reaped = true
 		p.reapMu.Unlock()

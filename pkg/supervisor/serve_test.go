@@ -13,15 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentbash/agentbash/pkg/run"
 )
 
-// socketPair returns the two ends of a connected unix stream socket.
-func socketPair(t *testing.T) (client, server *net.UnixConn) {
+// connPair returns the two ends of a connected unix stream socket.
+func connPair(t *testing.T) (client, server *net.UnixConn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := socketPair()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +56,7 @@ func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
 		{name: "nothing", want: nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client, server := socketPair(t)
+			client, server := connPair(t)
 			r := newRequests()
 			close(r.signalsSet) // no handlers in a test: runs need not wait for them
 			go r.read(json.NewDecoder(server))
