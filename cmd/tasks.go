@@ -58,8 +58,10 @@ func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, p
 }
 
 // printTask writes a task command's result: JSON, or its text with the warnings on stderr. On a terminal
-// too the text is plain: a run's footer (exit, duration, timeout) does not fit a task still running.
+// too the text is plain: a run's footer (exit, duration, timeout) does not fit a task still running. A
+// closed stdout is said on stderr and never kills agentbash (as printResult).
 func printTask(ios IO, r result.Result, text bool) {
+	relay.once.Do(relay.install)
 	var err error
 	if text {
 		if err = result.WriteText(ios.Out, r, 0); err == nil {
