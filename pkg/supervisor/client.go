@@ -527,16 +527,27 @@ func (p *Process) died(cause error) error {
 // *EndedError), or the failure of the wait itself.
 func (p *Process) wait() error {
 	p.waitOnce.Do(func() {
-		awaitExit(p.spid) // ended, not collected: a signal (signal) never reaches a reused pid
-		p.reapMu.Lock()
-		p.reaped = true
-		p.reapMu.Unlock()
+		// Marked reaped before its status is collected, where the end can be waited for without
+		// collecting it: a signal (signal) then never reaches a reused pid. Elsewhere after, so that a
+		// supervisor still running can be signalled while it is waited for.
+		markReaped := func() {
+			p.reapMu.Lock()
+			p.reaped = true
+			p.reapMu.Unlock()
+		}
+		ended := awaitExit(p.spid)
+		if ended {
+			markReaped()
+		}
 		var ws syscall.WaitStatus
 		var err error
 		for {
 			if _, err = syscall.Wait4(p.spid, &ws, 0, nil); err != syscall.EINTR {
 				break
 			}
+		}
+		if !ended {
+			markReaped()
 		}
 		switch {
 		case err != nil:

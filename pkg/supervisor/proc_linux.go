@@ -11,10 +11,11 @@ func socketPair() ([2]int, error) {
 // even when its file was replaced or removed since.
 func executable() string { return "/proc/self/exe" }
 
-// awaitExit waits until process pid has ended, without collecting its status (waitid with WNOWAIT): until
-// it is collected the pid cannot be reused, so a signal sent meanwhile never reaches another process.
-func awaitExit(pid int) {
+// awaitExit waits until process pid has ended, without collecting its status (waitid with WNOWAIT), and
+// says true: until it is collected the pid cannot be reused.
+func awaitExit(pid int) bool {
 	var info unix.Siginfo
 	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
 	}
+	return true
 }

@@ -31,6 +31,6 @@ func executable() string {
 	return os.Args[0]
 }
 
-// awaitExit returns at once: without waitid's WNOWAIT the end is only seen by collecting it, so a signal
-// sent between the end and the collection could reach a process that reused the pid (a narrow window).
-func awaitExit(pid int) {}
+// awaitExit says false at once: without waitid's WNOWAIT the end is only seen by collecting it (a signal
+// sent between the collection and its mark could reach a process that reused the pid: a narrow window).
+func awaitExit(pid int) bool { return false }
