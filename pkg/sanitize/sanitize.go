@@ -220,10 +220,17 @@ func (z *State) ground(p []byte, i int) int {
 		// text between two events is copied eight bytes at a time (it may read up to seven bytes past
 		// the block: the loop leaves them in p).
 		q := p[i : i+blockBytes+8 : i+blockBytes+8]
-		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
-			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
-			events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
-			events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
+		ev0, np0 := events(binary.LittleEndian.Uint64(q))
+		ev1, np1 := events(binary.LittleEndian.Uint64(q[8:]))
+		ev2, np2 := events(binary.LittleEndian.Uint64(q[16:]))
+		ev3, np3 := events(binary.LittleEndian.Uint64(q[24:]))
+		ev4, np4 := events(binary.LittleEndian.Uint64(q[32:]))
+		ev5, np5 := events(binary.LittleEndian.Uint64(q[40:]))
+		ev6, np6 := events(binary.LittleEndian.Uint64(q[48:]))
+		ev7, np7 := events(binary.LittleEndian.Uint64(q[56:]))
+		ev := ev0 | ev1<<8 | ev2<<16 | ev3<<24 | ev4<<32 | ev5<<40 | ev6<<48 | ev7<<56
+		// notParam: the bytes that are not CSI parameter or intermediate bytes (0x20–0x3F).
+		notParam := np0 | np1<<8 | np2<<16 | np3<<24 | np4<<32 | np5<<40 | np6<<48 | np7<<56
 		pos := 0 // the start of the text not yet taken, in q
 		for {
 			e := bits.TrailingZeros64(ev) // the next event; 64 (the block's end) when none is left
@@ -266,7 +273,17 @@ func (z *State) ground(p []byte, i int) int {
 				z.batch[nb] = '\n'
 				nl, nb, run = nb, nb+1, 0
 			case c == 0x1b:
-				n := z.csi(p[i+e+1:])
+				// A CSI sequence: '[' and then the first byte that is not a parameter or intermediate
+				// byte must be a final byte. When that byte is in the block, its mask finds it; else
+				// csi reads on.
+				n := 0
+				if f := bits.TrailingZeros64(notParam>>(e+2)) + 2; e+f < blockBytes && q[e+1] == '[' {
+					if c := q[e+f]; c >= 0x40 && c <= 0x7e && f+1 <= z.escMax {
+						n = f
+					}
+				} else {
+					n = z.csi(p[i+e+1:])
+				}
 				if n == 0 {
 					z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 					return i + e
@@ -488,12 +505,14 @@ const blockBytes = 64
 // blocks: not printable ASCII and not a tab (so a newline is one). The lanes are marked as in
 // attention, then gathered into one byte by a multiplication (lane j's top bit lands in bit 56+j, with
 // no carries between the partial products).
-func events(w uint64) uint64 {
+func events(w uint64) (ev, notParam uint64) {
 	x := w | lanes80
 	high := ((w &^ lanes80) + lanes1) | w         // top bit: b >= 0x7f
 	tab := (x - 0x09*lanes1) &^ (x - 0x0a*lanes1) // top bit: b&0x7f == 0x09
 	m := (high | ^(x-0x20*lanes1)&^tab) & lanes80
-	return (m >> 7) * 0x0102040810204080 >> 56
+	t := w&(0xe0*lanes1) ^ 0x20*lanes1 // zero in the lanes 0x20–0x3F
+	np := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80
+	return (m >> 7) * 0x0102040810204080 >> 56, (np >> 7) * 0x0102040810204080 >> 56
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
