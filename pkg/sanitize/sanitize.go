@@ -211,26 +211,19 @@ func (z *State) Write(p []byte) {
 func (z *State) ground(p []byte, i int) int {
 	// The batch, the run and the pending CR are kept in locals while the loop runs, and stored back
 	// around every call that looks at them (flush, crText, emit) and at the end.
-	nb, nl, run, crPending := z.nbatch, z.batchNL, z.run, z.crPending
-	piece := 0 // bytes of text since the last event (a newline is text)
-	for i+blockBytes+8 <= len(p) {
+	nb, run, crPending := z.nbatch, z.run, z.crPending
+	piece := 0                      // bytes of text since the last event (a newline is text)
+	for i+blockBytes+16 <= len(p) { // z.batchNL is not held in a local here
 		// A block of 64 bytes: the mask of its events (every byte that is not printable ASCII or tab,
 		// newlines included) is made first, from eight independent words, and the events are then taken
 		// in order from the mask, so where the next event is does not wait on the last one's work. The
 		// text between two events is copied eight bytes at a time (it may read up to seven bytes past
 		// the block: the loop leaves them in p).
-		q := p[i : i+blockBytes+8 : i+blockBytes+8]
-		ev0, np0 := events(binary.LittleEndian.Uint64(q))
-		ev1, np1 := events(binary.LittleEndian.Uint64(q[8:]))
-		ev2, np2 := events(binary.LittleEndian.Uint64(q[16:]))
-		ev3, np3 := events(binary.LittleEndian.Uint64(q[24:]))
-		ev4, np4 := events(binary.LittleEndian.Uint64(q[32:]))
-		ev5, np5 := events(binary.LittleEndian.Uint64(q[40:]))
-		ev6, np6 := events(binary.LittleEndian.Uint64(q[48:]))
-		ev7, np7 := events(binary.LittleEndian.Uint64(q[56:]))
-		ev := ev0 | ev1<<8 | ev2<<16 | ev3<<24 | ev4<<32 | ev5<<40 | ev6<<48 | ev7<<56
-		// notParam: the bytes that are not CSI parameter or intermediate bytes (0x20–0x3F).
-		notParam := np0 | np1<<8 | np2<<16 | np3<<24 | np4<<32 | np5<<40 | np6<<48 | np7<<56
+		q := p[i : i+blockBytes+16 : i+blockBytes+16]
+		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
+			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
+			events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
+			events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
 		pos := 0 // the start of the text not yet taken, in q
 		for {
 			e := bits.TrailingZeros64(ev) // the next event; 64 (the block's end) when none is left
@@ -242,18 +235,22 @@ func (z *State) ground(p []byte, i int) int {
 					if run <= nb && run <= z.owMax {
 						nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
 					} else {
-						z.nbatch, z.batchNL, z.run = nb, nl, run
+						z.nbatch, z.run = nb, run
 						z.crText(q[pos])
-						nb, nl, run = z.nbatch, z.batchNL, z.run
+						nb, run = z.nbatch, z.run
 					}
 				}
 				if nb > batchBytes-blockBytes-8 {
-					z.nbatch, z.batchNL = nb, nl
+					z.nbatch = nb
 					z.flush()
-					nb, nl = 0, -1
+					nb = 0
 				}
-				for o := pos; o < e; o += 8 {
-					binary.LittleEndian.PutUint64(z.batch[nb+o-pos:], binary.LittleEndian.Uint64(q[o:]))
+				// Sixteen bytes at once (most pieces are shorter), then eight at a time.
+				b := z.batch[nb : nb+blockBytes+8 : nb+blockBytes+8]
+				binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(q[pos:]))
+				binary.LittleEndian.PutUint64(b[8:], binary.LittleEndian.Uint64(q[pos+8:]))
+				for o := 16; o < e-pos; o += 8 {
+					binary.LittleEndian.PutUint64(b[o:], binary.LittleEndian.Uint64(q[pos+o:]))
 				}
 				nb, run, piece = nb+e-pos, run+e-pos, piece+e-pos
 			}
@@ -266,26 +263,31 @@ func (z *State) ground(p []byte, i int) int {
 			case c == '\n':
 				crPending = false // CRLF → LF
 				if nb > batchBytes-blockBytes-8 {
-					z.nbatch, z.batchNL = nb, nl
+					z.nbatch = nb
 					z.flush()
 					nb = 0
 				}
 				z.batch[nb] = '\n'
-				nl, nb, run = nb, nb+1, 0
+				z.batchNL, nb, run = nb, nb+1, 0
 			case c == 0x1b:
-				// A CSI sequence: '[' and then the first byte that is not a parameter or intermediate
-				// byte must be a final byte. When that byte is in the block, its mask finds it; else
-				// csi reads on.
+				// A CSI sequence: '[', then the first byte that is not a parameter or intermediate
+				// byte (0x20–0x3F) must be a final byte. The word after the '[' shows where it is when
+				// it holds it; else csi reads on. n: the sequence's bytes after the ESC.
 				n := 0
-				if f := bits.TrailingZeros64(notParam>>(e+2)) + 2; e+f < blockBytes && q[e+1] == '[' {
-					if c := q[e+f]; c >= 0x40 && c <= 0x7e && f+1 <= z.escMax {
-						n = f
+				if q[e+1] == '[' {
+					w := binary.LittleEndian.Uint64(q[e+2:])
+					t := w&(0xe0*lanes1) ^ 0x20*lanes1 // zero in the lanes 0x20–0x3F
+					if other := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80; other != 0 {
+						f := bits.TrailingZeros64(other) >> 3 // parameter bytes
+						if c := byte(w >> (f << 3)); c >= 0x40 && c <= 0x7e && f+3 <= z.escMax {
+							n = f + 2
+						}
+					} else {
+						n = z.csi(p[i+e+1:])
 					}
-				} else {
-					n = z.csi(p[i+e+1:])
 				}
 				if n == 0 {
-					z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
+					z.nbatch, z.run, z.crPending = nb, run, crPending
 					return i + e
 				}
 				// The sequence's bytes after the ESC are no events (parameter, intermediate and final
@@ -294,7 +296,7 @@ func (z *State) ground(p []byte, i int) int {
 			case c == '\r':
 				crPending, piece = true, 0
 			case c >= utf8.RuneSelf:
-				z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
+				z.nbatch, z.run, z.crPending = nb, run, crPending
 				return i + e
 			default:
 				piece = 0 // another C0 control or DEL: removed
@@ -303,13 +305,14 @@ func (z *State) ground(p []byte, i int) int {
 		i += max(pos, blockBytes)
 		if piece >= directBytes {
 			// A long run of text: passed on by itself, uncopied, after what the batch holds.
-			z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, false
+			z.nbatch, z.run, z.crPending = nb, run, false
 			z.flush()
 			j := i + plainRun(p[i:])
 			z.emit(p[i:j])
-			i, nb, nl, run, piece = j, z.nbatch, z.batchNL, z.run, 0
+			i, nb, run, piece = j, z.nbatch, z.run, 0
 		}
 	}
+	nl := z.batchNL
 	for i+8 <= len(p) {
 		w := binary.LittleEndian.Uint64(p[i:])
 		m, nls := attentionNL(w)
@@ -505,14 +508,12 @@ const blockBytes = 64
 // blocks: not printable ASCII and not a tab (so a newline is one). The lanes are marked as in
 // attention, then gathered into one byte by a multiplication (lane j's top bit lands in bit 56+j, with
 // no carries between the partial products).
-func events(w uint64) (ev, notParam uint64) {
+func events(w uint64) uint64 {
 	x := w | lanes80
 	high := ((w &^ lanes80) + lanes1) | w         // top bit: b >= 0x7f
 	tab := (x - 0x09*lanes1) &^ (x - 0x0a*lanes1) // top bit: b&0x7f == 0x09
 	m := (high | ^(x-0x20*lanes1)&^tab) & lanes80
-	t := w&(0xe0*lanes1) ^ 0x20*lanes1 // zero in the lanes 0x20–0x3F
-	np := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80
-	return (m >> 7) * 0x0102040810204080 >> 56, (np >> 7) * 0x0102040810204080 >> 56
+	return (m >> 7) * 0x0102040810204080 >> 56
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
