@@ -296,8 +296,18 @@ func (z *State) ground(p []byte, i int) int {
 			case c == '\r':
 				crPending, piece = true, 0
 			case c >= utf8.RuneSelf:
+				// Text with other characters: the longest run that passes unchanged, passed on as Write
+				// would (emit), so the block goes on after it. Its bytes that are events are characters'
+				// bytes and newlines, which emit took.
+				k := plainRun(p[i+e:])
 				z.nbatch, z.run, z.crPending = nb, run, crPending
-				return i + e
+				if k == 0 {
+					return i + e // an invalid or incomplete character, or a C1 control: Write's
+				}
+				z.emit(p[i+e : i+e+k])
+				nb, run, crPending = z.nbatch, z.run, false
+				pos, piece = e+k, 0
+				ev &^= 1<<pos - 1 // all of it when pos >= 64
 			default:
 				piece = 0 // another C0 control or DEL: removed
 			}

@@ -160,10 +160,10 @@ var Seeds = []string{
 }
 
 // Inputs are 32 KiB chunks of typical output, by kind: plain, ansi (colours and hyperlinks), utf8,
-// progress (CR redraws), colour (coloured CRLF lines with progress-bar CRs, as bench/run.sh makes), for
-// benchmarks.
+// progress (CR redraws), colour (coloured CRLF lines with progress-bar CRs, as bench/run.sh makes), marks
+// (coloured lines with a non-ASCII mark in each, as test runners print), for benchmarks.
 func Inputs() map[string][]byte {
-	var plain, ansi, utf, progress, colour bytes.Buffer
+	var plain, ansi, utf, progress, colour, marks bytes.Buffer
 	for i := 0; plain.Len() < 32<<10; i++ {
 		fmt.Fprintf(&plain, "src/pkg/file%d.go:%d: some compiler message about line %d\n", i%97, i, i*7)
 	}
@@ -179,8 +179,12 @@ func Inputs() map[string][]byte {
 	for colour.Len() < 32<<10 {
 		colour.WriteString("\x1b[1;32m 50%\x1b[0m [=====     ]\r\x1b[1;32m100%\x1b[0m [==========] \x1b[36mdone\x1b[0m ok\r\n")
 	}
+	for i := 0; marks.Len() < 32<<10; i++ {
+		fmt.Fprintf(&marks, "  \x1b[32m✓\x1b[0m test_%d passes \x1b[2m(%d ms)\x1b[0m — données\n", i, i%400)
+	}
 	return map[string][]byte{
 		"colour":   colour.Bytes()[:32<<10],
+		"marks":    marks.Bytes()[:32<<10],
 		"plain":    plain.Bytes()[:32<<10],
 		"ansi":     ansi.Bytes()[:32<<10],
 		"utf8":     utf.Bytes()[:32<<10],
