@@ -193,32 +193,30 @@ func (z *State) Write(p []byte) {
 	z.flush()
 }
 
-// ground is Write's loop for the bytes of the ground state that are ASCII, from p[i] on (z.state is
-// stGround and no character is incomplete): text (printable characters, tab, newline) is copied into the
-// batch eight bytes at a time, a CR is marked pending, other controls and DEL are removed, and a whole CSI
-// sequence in p is skipped, all without a call per piece. It returns the index of the first byte it
-// leaves to Write: a byte >= 0x80, an ESC that does not start a whole CSI sequence in p, or len(p). The
-// result is the same as taking the bytes one at a time; only the pieces the Emitter receives may be cut
-// differently.
+// ground is Write's loop for the bytes of the ground state, from p[i] on (z.state is stGround and no
+// character is incomplete): text is copied into the batch eight bytes at a time, a CR is marked pending,
+// other controls and DEL are removed, a whole CSI sequence in p is skipped, and text with other
+// characters is passed on as Write would (plainRun, emit), mostly without a call per piece. It returns
+// the index of the first byte it leaves to Write (an invalid or incomplete character or a C1 control, an
+// ESC that does not start a whole CSI sequence in p) or len(p). The result is the same as taking the
+// bytes one at a time; only the pieces the Emitter receives may be cut differently.
 //
-// Each turn of the loop reads the eight bytes at p[i] as one word: its SWAR mask says how many of them
-// are text (the piece, stored into the batch as the whole word: the bytes after it are overwritten
-// later) and which byte follows (the event: an ESC, a CR, another control, a byte >= 0x80), so a piece
-// of text and the event after it cost one turn. A CSI sequence that fits in a word is read from one
-// word too. A piece of directBytes or more is passed on by itself (emit), after what the batch holds, so
-// long runs of text keep plainRun's speed. Fewer than eight bytes before the end of p are taken one at a
-// time.
+// p is taken in blocks of 64 bytes. The mask of a block's events (every byte that is not printable
+// ASCII or tab, newlines included) is made first, from eight independent words, and the events are then
+// taken in order from the mask: where the next event is does not wait on the work of the last one (the
+// loop is no chain of dependent loads, so the processor overlaps the events' work). The text between two
+// events is copied as whole words (the bytes after it are overwritten later; it may read up to 15 bytes
+// past the block, which the loop leaves in p); the end of a CSI sequence is found in the word after its
+// '['. A run of text of directBytes or more is passed on by itself (emit), after what the batch holds,
+// so long runs keep plainRun's speed. The last bytes of p, fewer than a block and that margin, are
+// groundTail's.
 func (z *State) ground(p []byte, i int) int {
-	// The batch, the run and the pending CR are kept in locals while the loop runs, and stored back
-	// around every call that looks at them (flush, crText, emit) and at the end.
+	// The batch's length, the run and the pending CR are kept in locals while the loop runs, and stored
+	// back around every call that looks at them (flush, crText, emit) and at the end; the batch's last
+	// newline (z.batchNL) is not (fewer locals than registers).
 	nb, run, crPending := z.nbatch, z.run, z.crPending
-	piece := 0                      // bytes of text since the last event (a newline is text)
-	for i+blockBytes+16 <= len(p) { // z.batchNL is not held in a local here
-		// A block of 64 bytes: the mask of its events (every byte that is not printable ASCII or tab,
-		// newlines included) is made first, from eight independent words, and the events are then taken
-		// in order from the mask, so where the next event is does not wait on the last one's work. The
-		// text between two events is copied eight bytes at a time (it may read up to seven bytes past
-		// the block: the loop leaves them in p).
+	piece := 0 // bytes of text since the last event (a newline is text)
+	for i+blockBytes+16 <= len(p) {
 		q := p[i : i+blockBytes+16 : i+blockBytes+16]
 		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
 			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
@@ -322,7 +320,15 @@ func (z *State) ground(p []byte, i int) int {
 			i, nb, run, piece = j, z.nbatch, z.run, 0
 		}
 	}
-	nl := z.batchNL
+	z.nbatch, z.run, z.crPending = nb, run, crPending
+	return z.groundTail(p, i)
+}
+
+// groundTail is ground for the last bytes of p (fewer than blockBytes+16): eight at a time, a piece of
+// text and the event after it for each word (the word's SWAR mask says where the piece ends and where its
+// newlines are), then one at a time.
+func (z *State) groundTail(p []byte, i int) int {
+	nb, nl, run, crPending := z.nbatch, z.batchNL, z.run, z.crPending
 	for i+8 <= len(p) {
 		w := binary.LittleEndian.Uint64(p[i:])
 		m, nls := attentionNL(w)
@@ -354,20 +360,11 @@ func (z *State) ground(p []byte, i int) int {
 			} else {
 				run += k
 			}
-			i, nb, piece = i+k, nb+k, piece+k
+			i, nb = i+k, nb+k
 			if m == 0 {
-				if piece >= directBytes {
-					// A long run: what the batch holds of it is passed on, the rest by itself, uncopied.
-					z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, false
-					z.flush()
-					j := i + plainRun(p[i:])
-					z.emit(p[i:j])
-					i, nb, nl, run, piece = j, z.nbatch, z.batchNL, z.run, 0
-				}
 				continue
 			}
 		}
-		piece = 0
 		switch c := byte(w >> (k << 3)); { // the byte of the first marked lane: p[i]
 		case c == 0x1b:
 			n := z.csi(p[i+1:])
