@@ -274,8 +274,8 @@ func (z *State) ground(p []byte, i int) int {
 				n := 0
 				if q[e+1] == '[' {
 					w := binary.LittleEndian.Uint64(q[e+2:])
-					t := w&(0xe0*lanes1) ^ 0x20*lanes1 // zero in the lanes 0x20–0x3F
-					if other := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80; other != 0 {
+					// Zero in the lanes 0x20–0x3F; the others have a bit among their top three set.
+					if other := w&(0xe0*lanes1) ^ 0x20*lanes1; other != 0 {
 						f := bits.TrailingZeros64(other) >> 3 // parameter bytes
 						if c := byte(w >> (f << 3)); c >= 0x40 && c <= 0x7e && f+3 <= z.escMax {
 							n = f + 2
