@@ -10,7 +10,7 @@ import (
 
 // BenchmarkSanitizer measures NewWriter (as used by `agentbash artifact ID`).
 func BenchmarkSanitizer(b *testing.B) {
-	for _, name := range []string{"plain", "ansi", "colour"} {
+	for _, name := range []string{"plain", "ansi", "colour", "marks"} {
 		chunk := sanitizetest.Inputs()[name]
 		b.Run(name, func(b *testing.B) {
 			w := sanitize.NewWriter(io.Discard)

@@ -193,27 +193,207 @@ func (z *State) Write(p []byte) {
 	z.flush()
 }
 
-// ground is Write's loop for the bytes of the ground state that are ASCII, from p[i] on (z.state is
-// stGround and no character is incomplete): text (printable characters, tab, newline) is copied into the
-// batch eight bytes at a time, a CR is marked pending, other controls and DEL are removed, and a whole CSI
-// sequence in p is skipped, all without a call per piece. A run of text of directBytes or more is passed
-// on by itself, as emit does. It returns the index of the first byte it leaves to Write: a byte >= 0x80,
-// an ESC that does not start a whole CSI sequence in p, or len(p). The result is the same as taking the
+// ground is Write's loop for the bytes of the ground state, from p[i] on (z.state is stGround and no
+// character is incomplete): text is copied into the batch eight bytes at a time, a CR is marked pending,
+// other controls and DEL are removed, a whole CSI sequence in p is skipped, and text with other
+// characters is passed on as Write would (plainRun, emit), mostly without a call per piece. It returns
+// the index of the first byte it leaves to Write (an invalid or incomplete character or a C1 control, an
+// ESC that does not start a whole CSI sequence in p) or len(p). The result is the same as taking the
 // bytes one at a time; only the pieces the Emitter receives may be cut differently.
+//
+// p is taken in blocks of 64 bytes. The mask of a block's events (every byte that is not printable
+// ASCII or tab, newlines included) is made first, from eight independent words, and the events are then
+// taken in order from the mask: where the next event is does not wait on the work of the last one (the
+// loop is no chain of dependent loads, so the processor overlaps the events' work). The text between two
+// events is copied as whole words (the bytes after it are overwritten later; it may read up to 15 bytes
+// past the block, which the loop leaves in p); the end of a CSI sequence is found in the word after its
+// '['. A run of text of directBytes or more is passed on by itself (emit), after what the batch holds,
+// so long runs keep plainRun's speed. The last bytes of p, fewer than a block and that margin, are
+// groundTail's.
 func (z *State) ground(p []byte, i int) int {
-	// The batch and the run are kept in locals while the loop runs, and stored back around every call
-	// that looks at them (flush, crText, emit) and at the end.
+	// The batch's length, the run and the pending CR are kept in locals while the loop runs, and stored
+	// back around every call that looks at them (flush, crText, emit) and at the end; the batch's last
+	// newline (z.batchNL) is not (fewer locals than registers).
 	nb, run, crPending := z.nbatch, z.run, z.crPending
+	piece := 0 // bytes of text since the last event (a newline is text)
+	for i+blockBytes+16 <= len(p) {
+		q := p[i : i+blockBytes+16 : i+blockBytes+16]
+		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
+			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
+			events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
+			events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
+		pos := 0 // the start of the text not yet taken, in q
+		for {
+			e := bits.TrailingZeros64(ev) // the next event; 64 (the block's end) when none is left
+			if e > pos {
+				// The text q[pos:e], without a newline. A pending CR before it discards the run, as
+				// crText does; the common case (the run is in the batch) here.
+				if crPending {
+					crPending = false
+					if run <= nb && run <= z.owMax {
+						nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
+					} else {
+						z.nbatch, z.run = nb, run
+						z.crText(q[pos])
+						nb, run = z.nbatch, z.run
+					}
+				}
+				if nb > batchBytes-blockBytes-8 {
+					z.nbatch = nb
+					z.flush()
+					nb = 0
+				}
+				// Sixteen bytes at once (most pieces are shorter), then eight at a time.
+				b := z.batch[nb : nb+blockBytes+8 : nb+blockBytes+8]
+				binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(q[pos:]))
+				binary.LittleEndian.PutUint64(b[8:], binary.LittleEndian.Uint64(q[pos+8:]))
+				for o := 16; o < e-pos; o += 8 {
+					binary.LittleEndian.PutUint64(b[o:], binary.LittleEndian.Uint64(q[pos+o:]))
+				}
+				nb, run, piece = nb+e-pos, run+e-pos, piece+e-pos
+			}
+			if e == blockBytes {
+				break
+			}
+			ev &= ev - 1
+			pos = e + 1
+			switch c := q[e]; {
+			case c == '\n':
+				crPending = false // CRLF → LF
+				if nb > batchBytes-blockBytes-8 {
+					z.nbatch = nb
+					z.flush()
+					nb = 0
+				}
+				z.batch[nb] = '\n'
+				z.batchNL, nb, run = nb, nb+1, 0
+			case c == 0x1b:
+				// A CSI sequence: '[', then the first byte that is not a parameter or intermediate
+				// byte (0x20–0x3F) must be a final byte. The word after the '[' shows where it is when
+				// it holds it; else csi reads on. n: the sequence's bytes after the ESC.
+				n := 0
+				if q[e+1] == '[' {
+					w := binary.LittleEndian.Uint64(q[e+2:])
+					// Zero in the lanes 0x20–0x3F; the others have a bit among their top three set.
+					if other := w&(0xe0*lanes1) ^ 0x20*lanes1; other != 0 {
+						f := bits.TrailingZeros64(other) >> 3 // parameter bytes
+						if c := byte(w >> (f << 3)); c >= 0x40 && c <= 0x7e && f+3 <= z.escMax {
+							n = f + 2
+						}
+					} else {
+						n = z.csi(p[i+e+1:])
+					}
+				}
+				if n == 0 {
+					z.nbatch, z.run, z.crPending = nb, run, crPending
+					return i + e
+				}
+				// The sequence's bytes after the ESC are no events (parameter, intermediate and final
+				// bytes are printable ASCII), so ev holds none before its end, which may be past the block.
+				pos, piece = e+1+n, 0
+			case c == '\r':
+				crPending, piece = true, 0
+			case c >= utf8.RuneSelf:
+				// Text with other characters: the longest run that passes unchanged, passed on as Write
+				// would (emit), so the block goes on after it. Its bytes that are events are characters'
+				// bytes and newlines, which emit took.
+				k := plainRun(p[i+e:])
+				z.nbatch, z.run, z.crPending = nb, run, crPending
+				if k == 0 {
+					return i + e // an invalid or incomplete character, or a C1 control: Write's
+				}
+				z.emit(p[i+e : i+e+k])
+				nb, run, crPending = z.nbatch, z.run, false
+				pos, piece = e+k, 0
+				ev &^= 1<<pos - 1 // all of it when pos >= 64
+			default:
+				piece = 0 // another C0 control or DEL: removed
+			}
+		}
+		i += max(pos, blockBytes)
+		if piece >= directBytes {
+			// A long run of text: passed on by itself, uncopied, after what the batch holds.
+			z.nbatch, z.run, z.crPending = nb, run, false
+			z.flush()
+			j := i + plainRun(p[i:])
+			z.emit(p[i:j])
+			i, nb, run, piece = j, z.nbatch, z.run, 0
+		}
+	}
+	z.nbatch, z.run, z.crPending = nb, run, crPending
+	return z.groundTail(p, i)
+}
+
+// groundTail is ground for the last bytes of p (fewer than blockBytes+16): eight at a time, a piece of
+// text and the event after it for each word (the word's SWAR mask says where the piece ends and where its
+// newlines are), then one at a time.
+func (z *State) groundTail(p []byte, i int) int {
+	nb, nl, run, crPending := z.nbatch, z.batchNL, z.run, z.crPending
+	for i+8 <= len(p) {
+		w := binary.LittleEndian.Uint64(p[i:])
+		m, nls := attentionNL(w)
+		k := bits.TrailingZeros64(m) >> 3 // 8 when m == 0
+		if k > 0 {
+			// A piece of text: w's first k bytes. A pending CR before it is resolved first, as crText
+			// does; the common case (the run it discards is in the batch) here.
+			if crPending {
+				crPending = false
+				if c := byte(w); c != '\n' {
+					if run <= nb && run <= z.owMax {
+						nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
+					} else {
+						z.nbatch, z.batchNL, z.run = nb, nl, run
+						z.crText(c)
+						nb, nl, run = z.nbatch, z.batchNL, z.run
+					}
+				}
+			}
+			if nb > batchBytes-8 {
+				z.nbatch, z.batchNL = nb, nl
+				z.flush()
+				nb, nl = 0, -1
+			}
+			binary.LittleEndian.PutUint64(z.batch[nb:], w)
+			if nls &= m&-m - 1; nls != 0 { // the newlines before the first byte that is not plain ASCII
+				last := (63 - bits.LeadingZeros64(nls)) >> 3
+				nl, run = nb+last, k-last-1
+			} else {
+				run += k
+			}
+			i, nb = i+k, nb+k
+			if m == 0 {
+				continue
+			}
+		}
+		switch c := byte(w >> (k << 3)); { // the byte of the first marked lane: p[i]
+		case c == 0x1b:
+			n := z.csi(p[i+1:])
+			if n == 0 {
+				z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
+				return i
+			}
+			i += 1 + n
+		case c == '\r':
+			crPending = true
+			i++
+		case c >= utf8.RuneSelf:
+			z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
+			return i
+		default:
+			i++ // another C0 control or DEL: removed
+		}
+	}
+	// Fewer than eight bytes left: one at a time.
 	for i < len(p) {
 		c := p[i]
 		switch {
 		case c >= utf8.RuneSelf:
-			z.nbatch, z.run, z.crPending = nb, run, crPending
+			z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 			return i
 		case c == 0x1b:
 			n := z.csi(p[i+1:])
 			if n == 0 {
-				z.nbatch, z.run, z.crPending = nb, run, crPending
+				z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 				return i
 			}
 			i += 1 + n
@@ -226,64 +406,26 @@ func (z *State) ground(p []byte, i int) int {
 			i++ // another C0 control or DEL: removed
 			continue
 		}
-		// A run of text from p[i]: the bytes up to the first one that is not plain ASCII. A pending CR
-		// before it is resolved first, as crText does; the common case (the run it discards is in the
-		// batch) here.
 		if crPending {
-			if c != '\n' && run <= nb && run <= z.owMax {
-				nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
-			} else if c != '\n' {
-				z.nbatch, z.run = nb, run
-				z.crText(c)
-				nb, run = z.nbatch, z.run
-			}
 			crPending = false
-		}
-		if nb > batchBytes-directBytes-8 {
-			z.nbatch = nb
-			z.flush() // room for a run shorter than directBytes plus one word
-			nb = 0
-		}
-		start, nb0, run0, nl0 := i, nb, run, z.batchNL
-		for {
-			if i+8 > len(p) {
-				// Fewer than eight bytes left in p: one at a time.
-				for ; i < len(p) && p[i] < utf8.RuneSelf && plain[p[i]]; i++ {
-					if p[i] == '\n' {
-						z.batchNL, run = nb, -1
-					}
-					z.batch[nb] = p[i]
-					nb++
-					run++
-				}
-				break
-			}
-			w := binary.LittleEndian.Uint64(p[i:])
-			binary.LittleEndian.PutUint64(z.batch[nb:], w) // the bytes after the run are overwritten later
-			m, nl := attentionNL(w)
-			nl &= m&-m - 1                    // the newlines before the first byte that is not plain ASCII
-			k := bits.TrailingZeros64(m) >> 3 // 8 when m == 0
-			if nl != 0 {
-				last := (63 - bits.LeadingZeros64(nl)) >> 3
-				z.batchNL, run = nb+last, k-last-1
-			} else {
-				run += k
-			}
-			i, nb = i+k, nb+k
-			if m != 0 {
-				break
-			}
-			if i-start >= directBytes {
-				// A long run: passed on by itself, uncopied (the batch is left as it was).
-				z.nbatch, z.run, z.batchNL, z.crPending = nb0, run0, nl0, false
-				j := start + plainRun(p[start:])
-				z.emit(p[start:j])
-				i, nb, run = j, z.nbatch, z.run
-				break
+			if c != '\n' {
+				z.nbatch, z.batchNL, z.run = nb, nl, run
+				z.crText(c)
+				nb, nl, run = z.nbatch, z.batchNL, z.run
 			}
 		}
+		if nb == batchBytes {
+			z.nbatch, z.batchNL = nb, nl
+			z.flush()
+			nb, nl = 0, -1
+		}
+		if c == '\n' {
+			nl, run = nb, -1
+		}
+		z.batch[nb] = c
+		i, nb, run = i+1, nb+1, run+1
 	}
-	z.nbatch, z.run, z.crPending = nb, run, crPending
+	z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 	return i
 }
 
@@ -366,6 +508,21 @@ func attentionNL(w uint64) (m, nl uint64) {
 	return (high | ^(x-0x20*lanes1)&^tabNL) & lanes80, byteIs(w, '\n')
 }
 
+// blockBytes is the size of ground's blocks: one bit of a uint64 per byte.
+const blockBytes = 64
+
+// events returns a byte with bit j set when byte j of w (little-endian) is an event for ground's
+// blocks: not printable ASCII and not a tab (so a newline is one). The lanes are marked as in
+// attention, then gathered into one byte by a multiplication (lane j's top bit lands in bit 56+j, with
+// no carries between the partial products).
+func events(w uint64) uint64 {
+	x := w | lanes80
+	high := ((w &^ lanes80) + lanes1) | w         // top bit: b >= 0x7f
+	tab := (x - 0x09*lanes1) &^ (x - 0x0a*lanes1) // top bit: b&0x7f == 0x09
+	m := (high | ^(x-0x20*lanes1)&^tab) & lanes80
+	return (m >> 7) * 0x0102040810204080 >> 56
+}
+
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
 func byteIs(w uint64, c byte) uint64 {
 	return ^(((w ^ uint64(c)*lanes1) | lanes80) - lanes1) & lanes80
@@ -388,6 +545,27 @@ func (z *State) csi(p []byte) int {
 		}
 	}
 	return 0
+}
+
+// csiWord looks for a complete CSI sequence in w, the eight bytes from an ESC (little-endian: the ESC is
+// w's low byte): '[', parameter and intermediate bytes 0x20–0x3F, a final byte 0x40–0x7E. It returns the
+// sequence's length (ESC included) when w holds it and it is at most escMax bytes long, -1 when w holds
+// '[' and parameter bytes only (the sequence may go on past w: csi decides), else 0 (not a whole CSI
+// sequence: the state machine takes it, with the same result).
+func csiWord(w uint64, escMax int) int {
+	if byte(w>>8) != '[' {
+		return 0
+	}
+	t := w&(0xe0*lanes1) ^ 0x20*lanes1                              // zero in the lanes 0x20–0x3F
+	other := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80 &^ 0xffff // top bit: lanes from 2 on outside them
+	if other == 0 {
+		return -1
+	}
+	f := bits.TrailingZeros64(other) >> 3
+	if c := byte(w >> (f << 3)); c < 0x40 || c > 0x7e || f+1 > escMax {
+		return 0
+	}
+	return f + 1
 }
 
 // lead starts a multi-byte character at c (not ASCII).

@@ -100,3 +100,37 @@ func TestWriterBounded(t *testing.T) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// The sanitizer takes long writes in blocks of 64 bytes: every kind of sequence and event, at every
+// offset from a block's start, in one write and cut into two at every byte near it, with the default
+// bounds and with escape bounds around a word's size, gives the reference's text.
+func TestBlockOffsets(t *testing.T) {
+	events := []string{
+		"\x1b[1;32m", "\x1b[0m", "\x1b[38;2;255;128;0m", "\x1b[1 q", "\x1b[?25l", "\x1b[12\n", "\x1b[1é",
+		"\x1b[1\x7fm", "\x1b[1\x1b[2m", "\x1b7", "\x1b]0;t\x07", "\r", "\r\n", "\x1b[0m\r", "\r\x1b[1m", "\t\x01\x7f",
+		"✓", "\xff", "\xc2\x9b", "\xe2\x9c", "\n", "\x1b",
+	}
+	for _, ev := range events {
+		for off := range 100 {
+			in := []byte(strings.Repeat("x", off) + "a" + ev + "bc\x1b[1mdefghijklmnopqrstuvwxyz" + strings.Repeat("y", 100) +
+				"\npq\rZ\n")
+			for _, escMax := range []int{sanitize.MaxEscapeBytes, 4, 5, 7, 8, 9, 10} {
+				want := sanitizetest.Reference(in, escMax, sanitize.MaxOverwriteBytes)
+				cuts := []int{0, len(in)}
+				for cut := max(off-2, 1); cut <= off+len(ev)+3; cut++ {
+					cuts = append(cuts, cut)
+				}
+				for _, cut := range cuts {
+					var out bytes.Buffer
+					w := sanitize.NewWriterBounds(&out, escMax, sanitize.MaxOverwriteBytes)
+					w.Write(in[:cut])
+					w.Write(in[cut:])
+					w.Close()
+					if !bytes.Equal(out.Bytes(), want) {
+						t.Fatalf("%q at offset %d, escape bound %d, cut at %d: got %q, want %q", ev, off, escMax, cut, out.Bytes(), want)
+					}
+				}
+			}
+		}
+	}
+}

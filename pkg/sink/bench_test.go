@@ -11,7 +11,7 @@ import (
 // BenchmarkSinkWrite measures the steady state: after the first overflow, with the artifact
 // written to io.Discard. It must report 0 allocs/op.
 func BenchmarkSinkWrite(b *testing.B) {
-	for _, name := range []string{"plain", "ansi", "utf8", "progress", "colour"} {
+	for _, name := range []string{"plain", "ansi", "utf8", "progress", "colour", "marks"} {
 		chunk := sanitizetest.Inputs()[name]
 		for _, lim := range []struct{ head, tail int }{{-1, -1}, {-1, 10}, {1 << 40, -1}} {
 			head, tail := lim.head, lim.tail

@@ -106,7 +106,38 @@ var Cases = []Case{
 	{"long piece after batched text, then CR", []string{"\x1b[1mab" + strings.Repeat("c", 300) + "\rX\n"}, "X\n"},
 	{"long piece after a CR", []string{"\x1b[1mab\r" + strings.Repeat("c", 300) + "\rX\n"}, "X\n"},
 	{"long piece ending in a character", []string{"\x1b[1mab" + strings.Repeat("c", 300) + "é\x1b[0m\rX\n"}, "X\n"},
+	// The sanitizer takes long writes in blocks of 64 bytes (the x padding puts the escape where named).
+	{"block: CSI ending at the block's end", []string{x(57) + "\x1b[1;32m" + y(40)}, x(57) + y(40)},
+	{"block: CSI across the block's end", []string{x(60) + "\x1b[1;32m" + y(40)}, x(60) + y(40)},
+	{"block: ESC last in the block", []string{x(63) + "\x1b[1m" + y(40)}, x(63) + y(40)},
+	{"block: CSI ending at the write's end", []string{x(100) + "\x1b[1;32m", "z"}, x(100) + "z"},
+	{"block: ESC at the end of a write", []string{x(100) + "\x1b", "[1mz"}, x(100) + "z"},
+	{"block: parameters longer than a word", []string{x(20) + "\x1b[38;2;255;128;0m" + y(80)}, x(20) + y(80)},
+	{"block: intermediate byte", []string{x(20) + "\x1b[1 q\x1b[?25l" + y(80)}, x(20) + y(80)},
+	{"block: CSI cut by a newline", []string{x(10) + "\x1b[12\nz" + y(80)}, x(10) + "[12\nz" + y(80)},
+	{"block: CSI cut by a character", []string{x(10) + "\x1b[1é" + y(80)}, x(10) + "[1é" + y(80)},
+	{"block: CSI cut by DEL", []string{x(10) + "\x1b[1\x7fm" + y(80)}, x(10) + "[1m" + y(80)},
+	{"block: CSI cut by ESC", []string{x(10) + "\x1b[1\x1b[2mz" + y(80)}, x(10) + "[1z" + y(80)},
+	{"block: too long a CSI is text", []string{x(10) + "\x1b[" + strings.Repeat("1;", 2100) + "mok" + y(80)}, x(10) + "[" + strings.Repeat("1;", 2100) + "mok" + y(80)},
+	{"block: the longest CSI removed", []string{x(10) + "\x1b[" + strings.Repeat("1", sanitize.MaxEscapeBytes-3) + "mok" + y(80)}, x(10) + "ok" + y(80)},
+	{"block: a CSI one over the bound", []string{x(10) + "\x1b[" + strings.Repeat("1", sanitize.MaxEscapeBytes-2) + "mok" + y(80)}, x(10) + "[" + strings.Repeat("1", sanitize.MaxEscapeBytes-2) + "mok" + y(80)},
+	{"block: CR right after an escape", []string{x(70) + "\x1b[0m\rZ\x1b[1m\r\n" + y(70)}, "Z\n" + y(70)},
+	{"block: CR at the block's end, newline after", []string{x(63) + "\r\n" + y(80)}, x(63) + "\n" + y(80)},
+	{"block: CR at the block's end, text after", []string{x(63) + "\r" + y(80)}, y(80)},
+	{"block: CR CR, controls, then text", []string{x(30) + "\r\r\x01\x1b[1m\x7fZ" + y(80)}, "Z" + y(80)},
+	{"block: newlines, tabs and controls", []string{x(30) + "\n\t\x02a\x7f\n\n" + y(70) + "\n"}, x(30) + "\n\ta\n\n" + y(70) + "\n"},
+	{"block: two-byte escapes", []string{x(40) + "\x1b7\x1b(B" + y(40)}, x(40) + y(40)},
+	{"block: OSC in a block", []string{x(40) + "\x1b]8;;file:///x\x1b\\link\x1b]8;;\x07" + y(40)}, x(40) + "link" + y(40)},
+	{"block: characters, escapes and a CR", []string{x(10) + "  \x1b[32m✓\x1b[0m ok — é\rZ\x1b[1m😀" + y(80) + "\n"}, "Z😀" + y(80) + "\n"},
+	{"block: invalid byte and C1 control in a block", []string{x(30) + "\xff\xc2\x9b" + y(60)}, x(30) + "\uFFFD" + y(60)},
+	{"block: character cut at the write's end", []string{x(100) + "\xe2\x9c", "\x93z"}, x(100) + "✓z"},
+	{"block: long run, then an escape and a CR", []string{x(300) + "\x1b[1m" + y(100) + "\rZ\n"}, "Z\n"},
+	{"block: long run with characters, then a CR", []string{x(100) + "é" + x(200) + "\x1b[1m" + y(100) + "\rZ\n"}, "Z\n"},
 }
+
+// x and y are n bytes of padding text.
+func x(n int) string { return strings.Repeat("x", n) }
+func y(n int) string { return strings.Repeat("y", n) }
 
 // lanesIn is, for every lane k of an n-byte piece of text, a piece with '\n' in lane k, then a CR
 // and a letter that overwrites what followed the newline; lanesWant is its text.
@@ -157,13 +188,18 @@ var Seeds = []string{
 	"\x1b[32m 10%\x1b[0m [=   ]\r\x1b[32m100%\x1b[0m [====]\r\n\x1b[1mstep\x1b[0m 1\x1b[1m/3\x1b[0m\rstep 2/3\rdone\r",
 	"\x1b[1mx\nyyyyyy\rZ\x1b[1mxxxxxxx\nyyyyyyy\rZ\x1b[m\x01ab\r\x02cd\x7f\n",
 	"\x1b[1mab\ncd\x1b[0m0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n0123456\n\x1b[1mef\rX\n",
+	// Long enough for the sanitizer's blocks of 64 bytes.
+	strings.Repeat("\x1b[1;32m 50%\x1b[0m [=====     ]\r\x1b[1;32m100%\x1b[0m [==========] \x1b[36mdone\x1b[0m ok\r\n", 3),
+	strings.Repeat("  \x1b[32m✓\x1b[0m test_1 passes \x1b[2m(12 ms)\x1b[0m — données\n\t\x01\x7f\r\r\n", 3),
+	"0123456789abcdef0123456789abcdef0123456789abcdef0123456789a\x1b[38;2;1;2;3m\x1b[1;2\x1b[1\x7f\x1b]0;t\x07\x1b7xyz\r\n\x1b[1m\xff\xe2\x82\x1b[0m" +
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\rZ\x1b[" + strings.Repeat("1;", 40) + "m\n",
 }
 
 // Inputs are 32 KiB chunks of typical output, by kind: plain, ansi (colours and hyperlinks), utf8,
-// progress (CR redraws), colour (coloured CRLF lines with progress-bar CRs, as bench/run.sh makes), for
-// benchmarks.
+// progress (CR redraws), colour (coloured CRLF lines with progress-bar CRs, as bench/run.sh makes), marks
+// (coloured lines with a non-ASCII mark in each, as test runners print), for benchmarks.
 func Inputs() map[string][]byte {
-	var plain, ansi, utf, progress, colour bytes.Buffer
+	var plain, ansi, utf, progress, colour, marks bytes.Buffer
 	for i := 0; plain.Len() < 32<<10; i++ {
 		fmt.Fprintf(&plain, "src/pkg/file%d.go:%d: some compiler message about line %d\n", i%97, i, i*7)
 	}
@@ -179,8 +215,12 @@ func Inputs() map[string][]byte {
 	for colour.Len() < 32<<10 {
 		colour.WriteString("\x1b[1;32m 50%\x1b[0m [=====     ]\r\x1b[1;32m100%\x1b[0m [==========] \x1b[36mdone\x1b[0m ok\r\n")
 	}
+	for i := 0; marks.Len() < 32<<10; i++ {
+		fmt.Fprintf(&marks, "  \x1b[32m✓\x1b[0m test_%d passes \x1b[2m(%d ms)\x1b[0m — données\n", i, i%400)
+	}
 	return map[string][]byte{
 		"colour":   colour.Bytes()[:32<<10],
+		"marks":    marks.Bytes()[:32<<10],
 		"plain":    plain.Bytes()[:32<<10],
 		"ansi":     ansi.Bytes()[:32<<10],
 		"utf8":     utf.Bytes()[:32<<10],
