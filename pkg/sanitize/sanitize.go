@@ -547,27 +547,6 @@ func (z *State) csi(p []byte) int {
 	return 0
 }
 
-// csiWord looks for a complete CSI sequence in w, the eight bytes from an ESC (little-endian: the ESC is
-// w's low byte): '[', parameter and intermediate bytes 0x20–0x3F, a final byte 0x40–0x7E. It returns the
-// sequence's length (ESC included) when w holds it and it is at most escMax bytes long, -1 when w holds
-// '[' and parameter bytes only (the sequence may go on past w: csi decides), else 0 (not a whole CSI
-// sequence: the state machine takes it, with the same result).
-func csiWord(w uint64, escMax int) int {
-	if byte(w>>8) != '[' {
-		return 0
-	}
-	t := w&(0xe0*lanes1) ^ 0x20*lanes1                              // zero in the lanes 0x20–0x3F
-	other := ((t &^ lanes80) + 0x7f*lanes1 | t) & lanes80 &^ 0xffff // top bit: lanes from 2 on outside them
-	if other == 0 {
-		return -1
-	}
-	f := bits.TrailingZeros64(other) >> 3
-	if c := byte(w >> (f << 3)); c < 0x40 || c > 0x7e || f+1 > escMax {
-		return 0
-	}
-	return f + 1
-}
-
 // lead starts a multi-byte character at c (not ASCII).
 func (z *State) lead(c byte) {
 	z.lower, z.upper = 0x80, 0xbf
