@@ -197,9 +197,10 @@ func (z *State) Write(p []byte) {
 // character is incomplete): text is copied into the batch eight bytes at a time, a CR is marked pending,
 // other controls and DEL are removed, a whole CSI sequence in p is skipped, and text with other
 // characters is passed on as Write would (plainRun, emit), mostly without a call per piece. It returns
-// the index of the first byte it leaves to Write (an invalid or incomplete character or a C1 control, an
-// ESC that does not start a whole CSI sequence in p) or len(p). The result is the same as taking the
-// bytes one at a time; only the pieces the Emitter receives may be cut differently.
+// the index of the first byte it leaves to Write (an invalid or incomplete character or a C1 control, or
+// any byte >= 0x80 among the last bytes, which groundTail takes; an ESC that does not start a whole CSI
+// sequence in p) or len(p). The result is the same as taking the bytes one at a time; only the pieces
+// the Emitter receives may be cut differently.
 //
 // p is taken in blocks of 64 bytes. The mask of a block's events (every byte that is not printable
 // ASCII or tab, newlines included) is made first, from eight independent words, and the events are then
@@ -215,7 +216,7 @@ func (z *State) ground(p []byte, i int) int {
 	// back around every call that looks at them (flush, crText, emit) and at the end; the batch's last
 	// newline (z.batchNL) is not (fewer locals than registers).
 	nb, run, crPending := z.nbatch, z.run, z.crPending
-	piece := 0 // bytes of text since the last event (a newline is text)
+	piece := 0 // bytes of text since the last event other than a newline (newlines not counted)
 	for i+blockBytes+16 <= len(p) {
 		q := p[i : i+blockBytes+16 : i+blockBytes+16]
 		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
@@ -326,7 +327,7 @@ func (z *State) ground(p []byte, i int) int {
 
 // groundTail is ground for the last bytes of p (fewer than blockBytes+16): eight at a time, a piece of
 // text and the event after it for each word (the word's SWAR mask says where the piece ends and where its
-// newlines are), then one at a time.
+// newlines are), then one at a time. Unlike the blocks it leaves every byte >= 0x80 to Write.
 func (z *State) groundTail(p []byte, i int) int {
 	nb, nl, run, crPending := z.nbatch, z.batchNL, z.run, z.crPending
 	for i+8 <= len(p) {
