@@ -9,13 +9,18 @@ import (
 	"github.com/agentbash/agentbash/pkg/sanitize/sanitizetest"
 )
 
-// FuzzSanitizer checks NewWriter, fed in random chunks, against the reference, with small bounds.
+// FuzzSanitizer checks NewWriter, fed in random chunks, against the reference, with small bounds (so short
+// inputs reach them), or the real ones when bounds is 0.
 func FuzzSanitizer(f *testing.F) {
 	for i, s := range sanitizetest.Seeds {
 		f.Add([]byte(s), uint64(i), uint8(i*37))
+		f.Add([]byte(s), uint64(i), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64, bounds uint8) {
 		escMax, owMax := 2+int(bounds%16), 1+int(bounds/16)
+		if bounds == 0 {
+			escMax, owMax = sanitize.MaxEscapeBytes, sanitize.MaxOverwriteBytes
+		}
 		want := sanitizetest.Reference(in, escMax, owMax)
 		rng := rand.New(rand.NewPCG(seed, 1))
 		var out bytes.Buffer
