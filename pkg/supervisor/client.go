@@ -268,10 +268,10 @@ type Run struct {
 	endOnce sync.Once
 }
 
-// Spawn starts a supervisor process: this executable (/proc/self/exe on Linux) as `agentbash __supervise`. It has
-// its own session (no terminal signals reach it), /dev/null for its standard streams, and the other end of
-// a socket pair as descriptor 3. It waits for its run; if the
-// caller drops it instead, [Process.Close] ends it.
+// Spawn starts a supervisor process: this executable (/proc/self/exe on Linux) as `agentbash
+// __supervise`. It has its own session (no terminal signals reach it), /dev/null for its standard streams,
+// and the other end of a socket pair as descriptor 3. It waits for its run; if the caller drops it
+// instead, [Process.Close] ends it.
 func Spawn() (*Process, error) {
 	run.CloseInheritedDescriptors() // the supervisor, like the command, never holds its caller's pipes
 	fds, err := socketPair()
