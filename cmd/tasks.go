@@ -59,8 +59,8 @@ func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, p
 
 // printTask writes a task command's result: JSON, or its text with the warnings on stderr. On a terminal
 // too the text is plain: a run's footer (exit, duration, timeout) does not fit a task still running. A
-// closed stdout is said on stderr and never kills agentbash (as printResult).
-func printTask(ios IO, r result.Result, text bool) {
+// closed stdout is said on stderr and never kills agentbash (as printResult); the error is returned.
+func printTask(ios IO, r result.Result, text bool) error {
 	relay.once.Do(relay.install)
 	var err error
 	if text {
@@ -73,6 +73,7 @@ func printTask(ios IO, r result.Result, text bool) {
 	if err != nil {
 		fmt.Fprintln(ios.Err, "agentbash: write result:", err)
 	}
+	return err
 }
 
 func taskStoreOf(cfg config.Config) tasks.Store {
@@ -145,11 +146,20 @@ a run result and its status line.`,
 			if err != nil {
 				return err
 			}
-			rd, err := store.ReadOutput(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)))
+			// The reader moves past the text only once its result was written: one that could not be
+			// (a closed stdout) is given again by the next read, and this one exits 1.
+			var printErr error
+			_, err = store.ReadOutputTo(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)),
+				func(rd tasks.Read) error {
+					printErr = printTask(ios, tasks.ReadResult(rd), text)
+					return printErr
+				})
+			if printErr != nil {
+				return exitError{code: 1}
+			}
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
-			printTask(ios, tasks.ReadResult(rd), text)
 			return nil // output exits 0 whatever the task did (SPEC §8)
 		},
 	}

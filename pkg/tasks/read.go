@@ -42,6 +42,14 @@ type Read struct {
 // between reads. wait > 0
 // blocks until there is something new, the task ended, or wait passed.
 func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (Read, error) {
+	return s.ReadOutputTo(id, reader, maxBytes, wait, nil)
+}
+
+// ReadOutputTo is ReadOutput that hands the read to deliver (when not nil) before it moves the reader
+// past it, and moves it only when deliver returns nil: a read whose result could not be written (a
+// closed stdout) is given again by the next read instead of being lost. Other reads by the same reader
+// wait meanwhile. The error is deliver's, or the read's own.
+func (s Store) ReadOutputTo(id, reader string, maxBytes int, wait time.Duration, deliver func(Read) error) (Read, error) {
 	if !ValidReader(reader) {
 		return Read{}, fmt.Errorf("reader %q: %w", reader, ErrBadReader)
 	}
@@ -61,7 +69,13 @@ func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (
 		off := s.offset(id, reader)
 		ps := s.pieces(rec)
 		if streamEnd(ps) > off || !rec.Running() || !time.Now().Before(deadline) {
-			rd, err := s.read(rec, reader, off, ps, maxBytes)
+			rd, next, err := s.read(rec, off, ps, maxBytes)
+			if err == nil && deliver != nil {
+				err = deliver(rd)
+			}
+			if err == nil && next != off {
+				err = s.setOffset(rec.TaskID, reader, next)
+			}
 			unlock()
 			return rd, err
 		}
@@ -70,17 +84,18 @@ func (s Store) ReadOutput(id, reader string, maxBytes int, wait time.Duration) (
 	}
 }
 
-func (s Store) read(rec Record, reader string, off int64, ps []piece, maxBytes int) (Read, error) {
-	rd := Read{Record: rec}
+// read reads from raw offset off of rec's stream, and returns the offset after the read.
+func (s Store) read(rec Record, off int64, ps []piece, maxBytes int) (rd Read, next int64, err error) {
+	rd = Read{Record: rec}
 	size := streamEnd(ps)
 	if size <= off {
-		return rd, nil
+		return rd, off, nil
 	}
 	// Read the newest window only: memory stays bounded whatever arrived. Past the artifact cap the
 	// window comes from the tail segments; what they no longer hold is skipped, and counted.
 	lo, buf, err := readRange(ps, max(off, size-int64(maxBytes)), size)
 	if err != nil {
-		return rd, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
+		return rd, off, fmt.Errorf("task %s: output: %w", rec.TaskID, err)
 	}
 	rd.Partial = len(ps) > 1
 	end := len(buf)
@@ -109,10 +124,7 @@ func (s Store) read(rec Record, reader string, off int64, ps []piece, maxBytes i
 		rd.Lossy = true
 	}
 	rd.Text = string(t)
-	if err := s.setOffset(rec.TaskID, reader, lo+int64(end)); err != nil {
-		return rd, err
-	}
-	return rd, nil
+	return rd, lo + int64(end), nil
 }
 
 // safeEnd is where a read of a running task's bytes stops: at the end of b, or before an incomplete

@@ -50,7 +50,7 @@ func TestTailWriterPastCap(t *testing.T) {
 			}
 			rec, _ := s.load(id)
 			rec.Status = StatusExited
-			rd, err := s.read(rec, DefaultReader, 0, s.pieces(rec), tc.maxBytes)
+			rd, _, err := s.read(rec, 0, s.pieces(rec), tc.maxBytes)
 			if err != nil {
 				t.Fatal(err)
 			}

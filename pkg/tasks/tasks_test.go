@@ -167,6 +167,30 @@ func TestReadOutputIncremental(t *testing.T) {
 	}
 }
 
+// A read whose delivery failed (a closed stdout) leaves the reader where it was: the next read gives the
+// same text again, and then moves on.
+func TestReadOutputToFailedDelivery(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	rec, f := writeTask(t, s, "one\n")
+	broken := errors.New("broken pipe")
+	rd, err := s.ReadOutputTo(rec.TaskID, DefaultReader, 1000, 0, func(Read) error { return broken })
+	if !errors.Is(err, broken) || rd.Text != "one\n" {
+		t.Fatalf("failed delivery: %q, %v", rd.Text, err)
+	}
+	f.WriteString("two\n")
+	var got []string
+	for range 2 {
+		rd, err := s.ReadOutputTo(rec.TaskID, DefaultReader, 1000, 0, func(Read) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, rd.Text)
+	}
+	if got[0] != "one\ntwo\n" || got[1] != "" {
+		t.Fatalf("reads after the failed one: %q, want the whole text once", got)
+	}
+}
+
 func TestReadOutputLossy(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	var b strings.Builder
