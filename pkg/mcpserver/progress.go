@@ -8,12 +8,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 // Progress notifications of a running bash call (SPEC §9): at most one per [ProgressInterval], each with
 // the output so far as progress (bytes: it grows with every notification, as MCP wants) and the tail of
-// the output, at most [ProgressTailBytes] from a line start, as its message. The first goes out as soon as
-// there is output, the next when more arrived and the interval passed.
+// the output (lines a CR redrew collapsed, as in the result), at most [ProgressTailBytes] from a line
+// start, as its message. The first goes out as soon as there is output, the next when more arrived and
+// the interval passed.
 const (
 	ProgressInterval  = time.Second
 	ProgressTailBytes = 4096
@@ -26,8 +29,8 @@ type progress struct {
 	token   any
 
 	mu    sync.Mutex
-	tail  []byte // the newest output, at most 2×ProgressTailBytes
-	total int64  // bytes of output so far
+	tail  *sink.LiveTail // the newest output, CR-redrawn lines collapsed
+	total int64          // bytes of live output so far (never less: MCP's progress only grows)
 	kick  chan struct{}
 	quit  chan struct{}
 	done  chan struct{}
@@ -35,7 +38,7 @@ type progress struct {
 
 // startProgress starts the sender of a call's progress notifications.
 func startProgress(ctx context.Context, session *mcp.ServerSession, token any) *progress {
-	p := &progress{ctx: ctx, session: session, token: token, kick: make(chan struct{}, 1),
+	p := &progress{ctx: ctx, session: session, token: token, tail: sink.NewLiveTail(ProgressTailBytes), kick: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	go p.send()
 	return p
@@ -45,10 +48,7 @@ func startProgress(ctx context.Context, session *mcp.ServerSession, token any) *
 func (p *progress) observe(text string) {
 	p.mu.Lock()
 	p.total += int64(len(text))
-	p.tail = append(p.tail, text...)
-	if over := len(p.tail) - 2*ProgressTailBytes; over > 0 {
-		p.tail = append(p.tail[:0], p.tail[over:]...)
-	}
+	p.tail.Write(text)
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:
@@ -82,7 +82,7 @@ func (p *progress) send() {
 			}
 		}
 		p.mu.Lock()
-		total, message := p.total, tailText(p.tail, ProgressTailBytes)
+		total, message := p.total, tailText(p.tail.Tail(), ProgressTailBytes)
 		p.mu.Unlock()
 		if total == sent {
 			continue

@@ -387,6 +387,26 @@ func TestStreamTailIsBounded(t *testing.T) {
 	}
 }
 
+// An update shows the sanitized tail: a progress bar redrawn by CRs as its last state, and totals of that
+// text, as the result has them.
+func TestStreamCollapsesCR(t *testing.T) {
+	var sent []Update
+	st := &streamer{l: &loop{broken: make(chan struct{})}, max: 100}
+	st.l.out = writerFunc(func(p []byte) (int, error) {
+		var u Update
+		_ = json.Unmarshal(p, &u)
+		sent = append(sent, u)
+		return len(p), nil
+	})
+	st.l.s = &Server{}
+	st.observe("red\n20%\r40%\r100%\nend\n")
+	st.stop()
+	if len(sent) != 1 || sent[0].Text != "red\n100%\nend\n" || sent[0].TotalBytes != int64(len("red\n100%\nend\n")) ||
+		sent[0].TotalLines != 3 {
+		t.Errorf("sent %+v", sent)
+	}
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -2,28 +2,28 @@ package rpc
 
 import (
 	"encoding/json"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/sink"
 )
 
 // streamer turns a run's live output into update events (SPEC §7.2): the sanitized tail, at most max
-// bytes, and the totals so far, sent only when the output changed and at most once per UpdateInterval.
-// Its memory is bounded: the tail kept is at most 2×max bytes.
+// bytes (progress bars redrawn by a CR collapsed, as in the result: sink.LiveTail), and the totals so far,
+// sent only when the output changed and at most once per UpdateInterval. Its memory is bounded: the tail
+// kept is at most 2×max bytes.
 type streamer struct {
 	l   *loop
 	id  json.RawMessage
 	max int
 
-	mu       sync.Mutex
-	tail     []byte
-	bytes    int64 // sanitized bytes so far
-	newlines int64
-	changed  bool
-	last     time.Time   // when the last update was sent
-	timer    *time.Timer // a pending update, when one is due
-	done     bool
+	mu      sync.Mutex
+	live    *sink.LiveTail // made on the first output
+	changed bool
+	last    time.Time   // when the last update was sent
+	timer   *time.Timer // a pending update, when one is due
+	done    bool
 }
 
 // observe takes the next piece of the run's sanitized output (a pipeline.Observer).
@@ -33,13 +33,10 @@ func (s *streamer) observe(text string) {
 	if s.done || text == "" {
 		return
 	}
-	s.tail = append(s.tail, text...)
-	if len(s.tail) > 2*s.max {
-		n := copy(s.tail, s.tail[len(s.tail)-s.max:])
-		s.tail = s.tail[:n]
+	if s.live == nil {
+		s.live = sink.NewLiveTail(s.max)
 	}
-	s.bytes += int64(len(text))
-	s.newlines += int64(strings.Count(text, "\n"))
+	s.live.Write(text)
 	s.changed = true
 	if wait := UpdateInterval - time.Since(s.last); wait <= 0 {
 		s.flush()
@@ -59,7 +56,7 @@ func (s *streamer) tick() {
 
 // flush sends the update; s.mu is held, so no update is written after stop returned.
 func (s *streamer) flush() {
-	t := s.tail
+	t := s.live.Tail()
 	if len(t) > s.max {
 		cut := len(t) - s.max
 		for cut < len(t) && !utf8.RuneStart(t[cut]) {
@@ -67,11 +64,11 @@ func (s *streamer) flush() {
 		}
 		t = t[cut:]
 	}
-	lines := s.newlines
-	if len(s.tail) > 0 && s.tail[len(s.tail)-1] != '\n' {
+	total, lines := s.live.Total()
+	if tail := s.live.Tail(); len(tail) > 0 && tail[len(tail)-1] != '\n' {
 		lines++ // the line being written counts
 	}
-	s.l.send(Update{ID: s.id, Type: TypeUpdate, Text: string(t), TotalBytes: s.bytes, TotalLines: lines})
+	s.l.send(Update{ID: s.id, Type: TypeUpdate, Text: string(t), TotalBytes: total, TotalLines: lines})
 	s.changed, s.last = false, time.Now()
 }
 
