@@ -61,7 +61,7 @@ type Match struct {
 
 // Interceptor holds compiled rules and the set of active tools. It is safe for concurrent use.
 type Interceptor struct {
-	rules []compiled
+	rules []compiled // shared, never changed after New: WithTools copies only the slice header
 	tools map[string]bool
 }
 
@@ -76,10 +76,7 @@ type compiled struct {
 // `interceptor rule 2 ("(foo"): invalid pattern: …`; rules are numbered from 1 in custom. Only rules whose
 // Tool is in tools can fire; with no tools nothing is ever blocked.
 func New(custom []Rule, defaultRules bool, tools []string) (*Interceptor, []string) {
-	in := &Interceptor{tools: make(map[string]bool, len(tools))}
-	for _, t := range tools {
-		in.tools[strings.TrimSpace(t)] = true
-	}
+	in := &Interceptor{tools: toolSet(tools)}
 	var warnings []string
 	add := func(source string, n int, r Rule) {
 		r.Source = source
@@ -99,6 +96,21 @@ func New(custom []Rule, defaultRules bool, tools []string) (*Interceptor, []stri
 		}
 	}
 	return in, warnings
+}
+
+// WithTools is an Interceptor with i's compiled rules and tools as its active tools. It compiles nothing:
+// the rules are compiled once per rule set (in New), and a request naming its own tools costs a set of
+// their names (docs/architecture.md, "pkg/intercept").
+func (i *Interceptor) WithTools(tools []string) *Interceptor {
+	return &Interceptor{rules: i.rules, tools: toolSet(tools)}
+}
+
+func toolSet(tools []string) map[string]bool {
+	set := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		set[strings.TrimSpace(t)] = true
+	}
+	return set
 }
 
 // Rules returns the effective rules in the order they are tried, with Source set, whether or not their tool

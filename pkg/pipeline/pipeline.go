@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -96,10 +97,12 @@ type Observer func(text string)
 // Runner runs requests with what is fixed per process: the config, the compiled interceptor, the
 // executor. Its Run is safe for concurrent use; each run is supervised on its own (§11).
 type Runner struct {
-	c        Config
-	exe      run.Executor
-	rules    *intercept.Interceptor
-	warnings []string // the interceptor's, for every result
+	c   Config
+	exe run.Executor
+	// compiled is the interceptor rules of c compiled once, on first use, with the broken rules' warnings
+	// (for every result); a request's tools select among them (intercept.WithTools), compiling nothing.
+	compiled func() (*intercept.Interceptor, []string)
+	rules    *intercept.Interceptor // compiled with c.Tools active, when c.Intercept
 }
 
 // New prepares a Runner: it compiles the interceptor rules once (a broken rule is a warning, said once
@@ -115,15 +118,17 @@ func New(c Config) *Runner {
 	if r.c.MaxBytes <= 0 {
 		r.c.MaxBytes = sink.DefaultMaxBytes
 	}
+	r.compiled = sync.OnceValues(r.compile)
 	if c.Intercept {
-		r.rules, r.warnings = r.interceptor(c.Tools)
+		ic, _ := r.compiled()
+		r.rules = ic.WithTools(c.Tools)
 	}
 	return r
 }
 
-// interceptor compiles the rules for tools, saying broken rules through Warn.
-func (r *Runner) interceptor(tools []string) (*intercept.Interceptor, []string) {
-	ic, warnings := intercept.New(r.c.Rules, r.c.DefaultRules, tools)
+// compile compiles the interceptor rules, saying broken rules through Warn.
+func (r *Runner) compile() (*intercept.Interceptor, []string) {
+	ic, warnings := intercept.New(r.c.Rules, r.c.DefaultRules, nil)
 	for _, w := range warnings {
 		if r.c.Warn != nil {
 			r.c.Warn(w) // a broken rule is also said on stderr (§3.3)
@@ -319,22 +324,24 @@ func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) pre
 	return p
 }
 
-// requestInterceptor is the interceptor for req (nil when interception is off), with the warnings of a
-// compile made for it: the Runner's, unless the request names other tools.
+// requestInterceptor is the interceptor for req (nil when interception is off), with the warnings of
+// the rules' compile: the Runner's rules, with the request's tools active when it names them.
 func (r *Runner) requestInterceptor(req Request) (*intercept.Interceptor, []string) {
 	on := r.c.Intercept
 	if req.Intercept != nil {
 		on = *req.Intercept
 	}
-	switch {
-	case !on:
+	if !on {
 		return nil, nil
-	case req.Tools == nil && r.rules != nil:
-		return r.rules, r.warnings
-	case req.Tools == nil:
-		return r.interceptor(r.c.Tools)
 	}
-	return r.interceptor(req.Tools)
+	ic, warnings := r.compiled()
+	switch {
+	case req.Tools != nil:
+		return ic.WithTools(req.Tools), warnings
+	case r.rules != nil:
+		return r.rules, warnings
+	}
+	return ic.WithTools(r.c.Tools), warnings
 }
 
 // limit is a line limit from a request: -1 when none.
