@@ -53,6 +53,10 @@ in the result's details.artifactPath). Unknown or malformed ids are an error (ex
 	c.Flags().BoolVar(&path, "path", false, "print the artifact's path instead of its content")
 	c.Flags().BoolVar(&raw, "raw", false, "print the raw bytes as written")
 	addArtifactDirFlag(c)
+	dashedID(c, func(_ *cobra.Command, arg string) error {
+		_, err := artifact.ParseRef(arg)
+		return exitError{code: 1, err: err}
+	})
 	c.AddCommand(newArtifactListCmd(ios), newArtifactPruneCmd(ios))
 	return c
 }

@@ -72,6 +72,8 @@ func TestResultsMatchSchema(t *testing.T) {
 		{"run", "--shell", "/nonexistent/sh", "true"},
 		{"run", "printf '\\xff\\xfe bad utf8 \\x1b[31mred\\x1b[0m'"},
 		{"run", "head -c 3000 /dev/zero"},
+		{"wait", "999999"}, // an error result that names no command
+		{"output", "07"},
 	}
 	for _, args := range cases {
 		out, stderr, code := runCLI(t, args...)
@@ -82,6 +84,9 @@ func TestResultsMatchSchema(t *testing.T) {
 		}
 		if err := sch.Validate(doc); err != nil {
 			t.Errorf("%q: %v\n%s", args, err, out)
+		}
+		if strings.Contains(out, `:""`) {
+			t.Errorf("%q: an empty field: %s", args, out)
 		}
 		if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") {
 			t.Errorf("%q: want one line, got %q", args, out)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/pipeline"
@@ -107,6 +108,26 @@ func taskID(arg string) (string, error) {
 	return arg, nil
 }
 
+// dashedID makes an argument of owner that reads as a negative number (`wait -1`, `kill -07`) the ID it was
+// meant as, answered by malformed as a malformed id, instead of the usage error "unknown shorthand flag":
+// no command that takes an ID has a digit flag. Other flag errors, and those of its subcommands, stay usage
+// errors.
+func dashedID(owner *cobra.Command, malformed func(c *cobra.Command, arg string) error) {
+	owner.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && c == owner { // not its subcommands'
+			if s := ne.GetSpecifiedShortnames(); s != "" && s[0] >= '0' && s[0] <= '9' {
+				return malformed(c, "-"+s)
+			}
+		}
+		return usageError{err: flagError(err), cmd: c.CommandPath()}
+	})
+}
+
+// malformedTask answers a task command whose ID argument is malformed: an error result, exit 1.
+func malformedTask(ios IO) func(*cobra.Command, string) error {
+	return func(c *cobra.Command, arg string) error { return taskError(c, ios, arg, tasks.CheckID(arg)) }
+}
+
 // taskError is the exit of a task command whose task could not be read (unknown or malformed id): it
 // prints an error result (JSON or text per --format) and exits 1.
 func taskError(c *cobra.Command, ios IO, id string, err error) error {
@@ -167,6 +188,7 @@ a run result and its status line.`,
 	c.Flags().StringVar(&reader, "reader", tasks.DefaultReader, "reader `NAME`: each reader has its own position")
 	c.Flags().Int("max-bytes", config.DefaultMaxBytes, "show at most `BYTES` of what arrived (the newest part)")
 	taskFlags(c)
+	dashedID(c, malformedTask(ios))
 	return c
 }
 
@@ -206,6 +228,7 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 	}
 	c.Flags().Float64Var(&timeout, "timeout", 0, "give up after `SECONDS` (exit 124); 0 waits to the end")
 	taskFlags(c)
+	dashedID(c, malformedTask(ios))
 	return c
 }
 
@@ -241,6 +264,7 @@ had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
 	}
 	c.Flags().StringVar(&sig, "signal", "TERM", "the first `SIGNAL` the tree gets (TERM, INT, HUP, KILL, …)")
 	taskFlags(c)
+	dashedID(c, malformedTask(ios))
 	return c
 }
 

@@ -67,11 +67,13 @@ type Content struct {
 // Details is the structured part of the result. Keys match SPEC §3.10; optional ones are omitted when
 // they do not apply.
 type Details struct {
-	Status            string          `json:"status"`
-	Command           string          `json:"command"`
+	Status string `json:"status"`
+	// Command, Cwd and Shell are there in every result of a command; an error result that names none (an
+	// unknown or malformed task id) leaves them out rather than say "".
+	Command           string          `json:"command,omitempty"`
 	NormalizedCommand string          `json:"normalizedCommand,omitempty"`
-	Cwd               string          `json:"cwd"`
-	Shell             string          `json:"shell"`
+	Cwd               string          `json:"cwd,omitempty"`
+	Shell             string          `json:"shell,omitempty"`
 	ExitCode          *int            `json:"exitCode"`
 	Signal            string          `json:"signal,omitempty"`
 	TimedOut          bool            `json:"timedOut"`

@@ -17,6 +17,7 @@ import (
 	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
 	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
 	_ "github.com/agentbash/agentbash/pkg/reexec"
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -208,6 +209,41 @@ func TestErrorResponsesAndTheLoopGoesOn(t *testing.T) {
 	m = s.next()
 	if string(m.ID) != `"after"` || m.result(t).text() != "still here" {
 		t.Errorf("after the long line: %+v", m)
+	}
+}
+
+// TestTaskIDErrorsOneShape: a malformed task id ("07", "-1", "x/../1") is answered as an unknown one is,
+// for every task request: success false, the error, and as data the error result the CLI prints, which
+// leaves out the command, cwd and shell it does not know.
+func TestTaskIDErrorsOneShape(t *testing.T) {
+	s := serve(t)
+	for i, c := range []struct{ typ, id, want string }{
+		{"output", "999", "task 999: no such task"},
+		{"output", "07", `task "07": malformed task id: leading zeros (write it as 7)`},
+		{"wait", "-1", `task "-1": malformed task id`},
+		{"kill", "x/../1", `task "x/../1": malformed task id`},
+		{"kill", "999", "task 999: no such task"},
+	} {
+		s.send(fmt.Sprintf(`{"id":%d,"type":%q,"taskId":%q}`, i, c.typ, c.id))
+		m := s.next()
+		if m.Success || m.Command != c.typ || !strings.HasPrefix(m.Error, c.want) {
+			t.Errorf("%s %q: %+v, want an error %q", c.typ, c.id, m, c.want)
+			continue
+		}
+		r := m.result(t)
+		if r.Details.Status != result.StatusError || !r.IsError || r.text() != m.Error {
+			t.Errorf("%s %q: data %s, want the error result of %q", c.typ, c.id, m.Data, m.Error)
+		}
+		var d struct{ Details map[string]any }
+		json.Unmarshal(m.Data, &d)
+		for _, k := range []string{"command", "cwd", "shell"} {
+			if v, ok := d.Details[k]; ok {
+				t.Errorf("%s %q: details.%s = %q, want it left out", c.typ, c.id, k, v)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.dir, "tasks", "x")); err == nil {
+		t.Error("a malformed id reached the file system")
 	}
 }
 
