@@ -82,7 +82,8 @@ type Bash struct {
 	Stream     bool    `json:"stream,omitempty"`     // send update events while it runs
 }
 
-// Abort is an abort_bash request. Target is the canonical id of the request to abort; nil aborts all.
+// Abort is an abort_bash request. Target is the canonical id of the request to abort; nil (no target)
+// aborts all. A null target is refused by Decode.
 type Abort struct {
 	Target json.RawMessage
 }
@@ -303,8 +304,11 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 		var w abortWire
 		if err = unmarshal(line, &w); err == nil {
 			m.Abort = &Abort{}
-			if len(w.Target) > 0 && !bytes.Equal(w.Target, null) {
-				m.Abort.Target = Canonical(w.Target)
+			if raw, ok := obj["target"]; ok {
+				m.Abort.Target = Canonical(raw)
+				if bytes.Equal(m.Abort.Target, null) {
+					err = errNullTarget
+				}
 			}
 		}
 	case TypeOutput:
@@ -378,6 +382,11 @@ func unmarshal(line []byte, v any) error {
 	}
 	return nil
 }
+
+// errNullTarget refuses an abort_bash whose target is null: null is the id of every request sent
+// without one, so it could only mean "all of those" or be taken for "all"; leaving target out aborts all.
+var errNullTarget = errors.New("target: null names no request (requests sent without an id have no id to " +
+	"target); give the id of the request to abort, or leave target out to abort every running command")
 
 // checkBash checks what JSON types cannot say about a bash or start request.
 func checkBash(b *Bash) error {
