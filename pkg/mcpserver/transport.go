@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -359,6 +360,13 @@ func checkLine(line []byte) (ok bool, answer []byte) {
 		return false, errorLine(id, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
 	}
 	rawID, hasID := m["id"]
+	method, isRequest := m["method"]
+	// One rule per kind of message, said the same way whatever the id was: MCP allows no null id in a
+	// request (the SDK would take the line for a notification and never answer it); a response's may be.
+	idRule := "a request's id must be a string or an integer (at most 2^53 in magnitude), not null"
+	if !isRequest {
+		idRule = "a response's id must be a string, an integer (at most 2^53 in magnitude) or null"
+	}
 	var id json.RawMessage // the id to answer with: a valid one, else nil (null)
 	switch {
 	case !hasID || string(rawID) == "null":
@@ -366,26 +374,27 @@ func checkLine(line []byte) (ok bool, answer []byte) {
 		id = rawID
 	case integerID().Match(rawID):
 		if n, err := strconv.ParseInt(string(rawID), 10, 64); err != nil || n > maxSafeID || n < -maxSafeID {
-			return invalid(nil, "id "+string(rawID)+" is out of range (at most 2^53 in magnitude)")
+			return invalid(nil, "id "+string(rawID)+" is out of range: "+idRule)
 		}
 		id = rawID
 	default:
-		return invalid(nil, "id must be a string, an integer or null")
+		shown := string(rawID)
+		if len(shown) > 40 {
+			shown = strings.ToValidUTF8(shown[:40], "") + "…"
+		}
+		return invalid(nil, "id "+shown+": "+idRule)
 	}
 	var version string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
 		return invalid(id, `"jsonrpc" must be "2.0"`)
 	}
-	method, isRequest := m["method"]
 	if isRequest {
 		var name string
 		if json.Unmarshal(method, &name) != nil {
 			return invalid(id, `"method" must be a string`)
 		}
 		if hasID && id == nil {
-			// MCP: a request's id is a string or an integer, never null (the SDK would take the line for a
-			// notification and never answer it).
-			return invalid(nil, "a request's id must not be null")
+			return invalid(nil, "id null: "+idRule)
 		}
 	} else {
 		_, hasResult := m["result"]

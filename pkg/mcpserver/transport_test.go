@@ -129,6 +129,30 @@ func TestLineGuard(t *testing.T) {
 
 // Every line the SDK would end the connection at is answered (or dropped) by the guard; the messages it
 // can take pass.
+// TestIDRuleSaidOneWay: every request refused for its id says the same rule, so a client told that 1.5
+// is wrong is not then told something else for the null it tries next; a response's rule allows null.
+func TestIDRuleSaidOneWay(t *testing.T) {
+	message := func(line string) string {
+		_, answer := checkLine([]byte(line))
+		var m struct{ Error struct{ Message string } }
+		json.Unmarshal(answer, &m)
+		return m.Error.Message
+	}
+	const request = "a request's id must be a string or an integer (at most 2^53 in magnitude), not null"
+	for _, id := range []string{"1.5", "null", "true", "1e3", "{}", "9007199254740993"} {
+		if got := message(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`); !strings.HasSuffix(got, request) || !strings.Contains(got, "id "+id) {
+			t.Errorf("request id %s: %q, want it named and %q", id, got, request)
+		}
+	}
+	long := `{"jsonrpc":"2.0","id":[` + strings.Repeat(`"é",`, 40) + `1],"method":"ping"}`
+	if got := message(long); len(got) > 200 || !strings.Contains(got, "…: "+request) {
+		t.Errorf("a long id is clipped: %q", got)
+	}
+	if got := message(`{"jsonrpc":"2.0","id":1.5,"result":{}}`); !strings.HasSuffix(got, "an integer (at most 2^53 in magnitude) or null") {
+		t.Errorf("response id 1.5: %q", got)
+	}
+}
+
 func TestCheckLine(t *testing.T) {
 	const pass, drop = 0, 1 // want codes besides the JSON-RPC ones
 	for _, tc := range []struct {
