@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -84,16 +85,12 @@ func listRules(c *cobra.Command, ios IO, asJSON bool) error {
 	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tTOOL\tSOURCE\tMESSAGE\tPATTERN")
 	for i, r := range ic.Rules() {
-		pattern := r.Pattern
-		if r.Flags != "" {
-			pattern = "/" + pattern + "/" + r.Flags
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, listing.OneLine(r.Message, 60), listing.OneLine(pattern, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", i+1, r.Tool, r.Source, listing.OneLine(r.Message, 60), shownPattern(r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(ios.Out, "\n(patterns cut at 60 characters; --json prints them whole)")
+	fmt.Fprintf(ios.Out, "\n(patterns cut at %d characters; --json prints them whole)\n", patternWidth)
 	state := "disabled (enable with --intercept or interceptor.enabled)"
 	if cfg.Interceptor.Enabled {
 		state = "enabled"
@@ -121,12 +118,21 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 			if len(matches) == 0 {
 				fmt.Fprintln(ios.Out, "no simple commands (or the command does not parse): not intercepted")
 			}
+			rules, cut := ic.Rules(), false
 			for _, m := range matches {
 				if m.Rule == nil {
 					fmt.Fprintf(ios.Out, "%s\n  → no rule fires\n", m.Command)
 					continue
 				}
-				fmt.Fprintf(ios.Out, "%s\n  → blocked: tool %s (%s rule %q)\n  %s\n", m.Command, m.Rule.Tool, m.Rule.Source, m.Rule.Pattern, m.Rule.Message)
+				// The rule as rules list numbers it, and its pattern cut as there: a built-in one runs to
+				// hundreds of characters.
+				n := slices.Index(rules, *m.Rule) + 1
+				shown := shownPattern(*m.Rule)
+				cut = cut || strings.HasSuffix(shown, "…")
+				fmt.Fprintf(ios.Out, "%s\n  → blocked: tool %s (%s rule %d: %s)\n  %s\n", m.Command, m.Rule.Tool, m.Rule.Source, n, shown, m.Rule.Message)
+			}
+			if cut {
+				fmt.Fprintf(ios.Out, "(patterns cut at %d characters; rules list --json prints them whole)\n", patternWidth)
 			}
 			if len(cfg.Interceptor.Tools) == 0 {
 				fmt.Fprintln(ios.Out, "no tools are active, so no rule can fire: pass --tools read,grep,… (or set interceptor.tools)")
@@ -140,6 +146,19 @@ func newRulesTestCmd(ios IO) *cobra.Command {
 	c.Flags().StringSlice("tools", nil, "active agent `TOOLS` (read,grep,find,edit,write)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the matches as JSON")
 	return c
+}
+
+// patternWidth is where rules list and rules test cut a pattern.
+const patternWidth = 60
+
+// shownPattern is a rule's pattern on one line, as /pattern/flags when it has flags, cut at patternWidth
+// characters with an ellipsis.
+func shownPattern(r intercept.Rule) string {
+	pattern := r.Pattern
+	if r.Flags != "" {
+		pattern = "/" + pattern + "/" + r.Flags
+	}
+	return listing.OneLine(pattern, patternWidth)
 }
 
 // encodeJSON writes v as indented JSON without HTML escaping.
