@@ -136,6 +136,9 @@ type Truncation struct {
 	ArtifactID     string `json:"artifactId,omitempty"`
 	ArtifactCapped bool   `json:"artifactCapped,omitempty"`
 	MaxBytes       int    `json:"maxBytes"`
+	// Head and Tail are set when both line limits were in effect: the head applied first, then the tail
+	// to what it kept, as the notice says (in JSON, details.head and details.tail carry them).
+	Head, Tail *int `json:"-"`
 }
 
 // Range is a 1-based inclusive line range; {0,0} when nothing is shown.
@@ -303,6 +306,9 @@ func fromOutcome(in Input, d *Details) Result {
 		if in.Head >= 0 && in.Tail < 0 {
 			t.Direction = "head" // the sink's head window: the start is shown
 		}
+		if in.Head >= 0 && in.Tail >= 0 {
+			t.Head, t.Tail = new(in.Head), new(in.Tail)
+		}
 		d.Meta = &Meta{Truncation: t}
 		var line LineCut
 		if s.PartialLine {
@@ -326,7 +332,9 @@ type LineCut struct {
 // `[Showing lines 1-5 of at least 4194309. Partial: artifact://3]`. When the view is part of one line
 // (line.Bytes > 0) it says which part of which line:
 // `[Showing the last 50.0KB of line 1 (195.3KB). Full: artifact://3]` (`first` for a head window), with
-// ` of T lines` after the size when the stream has more lines than that one, or is incomplete.
+// ` of T lines` after the size when the stream has more lines than that one, or is incomplete. When both
+// line limits applied (t.Head and t.Tail), a part says how: `[Showing lines 2-3 of 10. Head then tail: the
+// first 3 lines, then the last 2 of those. Full: artifact://3]`.
 // omitted is the number of bytes left out of a capped artifact.
 func Notice(t Truncation, omitted int64, line LineCut) string {
 	total := strconv.FormatInt(t.TotalLines, 10)
@@ -360,6 +368,9 @@ func Notice(t Truncation, omitted int64, line LineCut) string {
 		}
 	}
 	parts := []string{shown}
+	if t.Head != nil && t.Tail != nil {
+		parts = append(parts, fmt.Sprintf("Head then tail: the first %d %s, then the last %d of those", *t.Head, plural(*t.Head, "line"), *t.Tail))
+	}
 	if t.ArtifactCapped {
 		parts = append(parts, fmt.Sprintf("Artifact capped, %s left out of it", sink.FormatSize(omitted)))
 	}
@@ -371,6 +382,13 @@ func Notice(t Truncation, omitted int64, line LineCut) string {
 		}
 	}
 	return "[" + strings.Join(parts, ". ") + "]"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
 
 // Text is the model-visible text: the output, then the status and notice lines after blank lines.

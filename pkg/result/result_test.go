@@ -113,6 +113,10 @@ func TestNotice(t *testing.T) {
 	capped.ArtifactCapped = true
 	empty := lines(0, 0, 5, "lines", false)
 	empty.OutputLines = 0
+	headTail := lines(2, 3, 10, "lines", true)
+	headTail.Head, headTail.Tail = new(3), new(2)
+	headOne := lines(1, 1, 10, "lines", true)
+	headOne.Head, headOne.Tail = new(1), new(2)
 	for _, tc := range []struct {
 		name string
 		t    Truncation
@@ -128,6 +132,10 @@ func TestNotice(t *testing.T) {
 		{"bytes, incomplete", lines(1, 10384, 300000, "bytes", false), LineCut{},
 			"[Showing lines 1-10384 of at least 300000 (50.0KB limit). Partial: artifact://7]"},
 		{"no artifact", noArtifact, LineCut{}, "[Showing lines 9-10 of 10]"},
+		{"--head 3 --tail 2: both said", headTail, LineCut{},
+			"[Showing lines 2-3 of 10. Head then tail: the first 3 lines, then the last 2 of those. Full: artifact://7]"},
+		{"--head 1 --tail 2", headOne, LineCut{},
+			"[Showing lines 1-1 of 10. Head then tail: the first 1 line, then the last 2 of those. Full: artifact://7]"},
 		{"empty range, incomplete", empty, LineCut{}, "[Showing 0 of at least 5 lines. Partial: artifact://7]"},
 		{"capped", capped, LineCut{}, "[Showing lines 1-5 of 400. Artifact capped, 1.0KB left out of it. Partial: artifact://7]"},
 		{"print(y*200000)", inLine("tail", 1, 1, 51200, true), LineCut{Bytes: 200001},
