@@ -42,7 +42,8 @@ Each result is the one agentbash run prints: the text the model reads, the detai
 and isError when the command failed, timed out or was blocked.
 
 The flags of run given here are the defaults of every call (--timeout 60, --cwd DIR, --max-bytes N, …);
-a call's own arguments win. By default each connection has a session of its own: cd and export carry over
+a call's own arguments win. The output window is mcp.maxBytes (20480 bytes), not maxBytes: the text
+travels twice, as content and as structuredContent.output; --max-bytes overrides it. By default each connection has a session of its own: cd and export carry over
 between its bash calls, which run one after another, and the session is removed when the client goes away
 (or, when the server was killed first, by the next server's start).
 --session NAME uses a named session that outlives the server; --no-session runs every call afresh and in
@@ -82,6 +83,11 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		name = ""
 	}
 	_ = result.WriteWarnings(ios.Err, cfgWarnings)
+	if !c.Flags().Changed("max-bytes") {
+		// The server's own window (README "MCP server"): the text travels twice and clients
+		// cut large results, so maxBytes is for the other commands; --max-bytes still wins.
+		cfg.MaxBytes = cfg.MCP.MaxBytes
+	}
 
 	sv := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
 	defer sv.close()
@@ -93,7 +99,6 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Defaults:    f.request(""),
 		Tasks:       taskStoreOf(cfg),
 		MaxLifetime: cfg.Tasks.MaxLifetime,
-		MaxBytes:    cfg.MaxBytes,
 		Timeout:     cfg.Timeout,
 		KillWait:    killLimit(cfg),
 		Session:     name,

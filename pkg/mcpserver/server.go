@@ -2,7 +2,9 @@
 // bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). Each call runs through the same pipeline and task store as the
 // command line, so a result is the one `agentbash run` prints: content the model-visible text,
-// structuredContent its details, isError as the result says.
+// structuredContent its details with that text as output (and the truncation notice), under each tool's
+// declared output schema, isError as the result says. The server checks the arguments itself, so a broken
+// one gets a sentence naming it (args.go).
 //
 // Every call is supervised on its own (SPEC §11) and handled concurrently with the others: a running bash
 // never holds up bash_output, bash_kill, bash_tasks or a background start. A call the client cancels
@@ -34,14 +36,13 @@ import (
 
 // Options configures a [Server].
 type Options struct {
-	Runner *pipeline.Runner // runs every bash call
+	Runner *pipeline.Runner // runs every bash call; its window (MaxBytes) is also a bash_output read's
 	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
 	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
 	Defaults pipeline.Request
 
 	Tasks       tasks.Store // where background tasks are recorded
 	MaxLifetime float64     // tasks.maxLifetime of a task started here, seconds; 0 is none
-	MaxBytes    int         // bytes a bash_output read shows at most; 0 is the default 51200
 	Timeout     float64     // the bash tool's default timeout, seconds, as the descriptions tell it; 0 is 300
 	// KillWait is how long bash_kill waits for a task to end after its signal (the kill grace and the
 	// sweeps); 0 is 13 s.
