@@ -38,8 +38,9 @@ func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers four
 tools: bash runs a command (or starts it in the background), bash_output reads what a background task
 printed since the last read, bash_kill stops a task and everything it started, bash_tasks lists the tasks.
-Each result is the one agentbash run prints: the text the model reads, the details as structured content,
-and isError when the command failed, timed out or was blocked.
+Each result is the one agentbash run prints: the text the model reads, the details and that same text (as
+output) as structured content, under each tool's declared output schema, and isError when the command
+failed, timed out or was blocked.
 
 The flags of run given here are the defaults of every call (--timeout 60, --cwd DIR, --max-bytes N, …);
 a call's own arguments win. The output window is mcp.maxBytes (20480 bytes), not maxBytes: the text
