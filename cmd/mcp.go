@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,7 @@ import (
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
 // to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (SPEC §11), then the connection's
 // session is removed, about 0.6 s in all, with room here for a loaded machine. Past it the supervisors
-// finish the kill themselves and the session is left for the next server's start to remove.
+// finish the kill themselves, and the session is removed all the same (removeSession).
 const mcpExitGrace = 1500 * time.Millisecond
 
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
@@ -136,14 +138,24 @@ func removeOrphanSessions(dir string, ios IO) {
 	}
 }
 
-// removeSession removes the state of a connection's own session once the connection ended and its calls
-// returned (nothing of the session runs any more; its tasks never write it back).
+// removeSession removes the state of a connection's own session once the connection ended: at once when
+// its calls returned, else after waiting up to sessionWait for the calls still ending (they were
+// cancelled: none of them keeps a state). A session still held then is removed all the same, lock or not,
+// since the server is exiting and the session may hold exported secrets.
 func removeSession(dir, name string, ios IO) {
 	if dir == "" {
 		return
 	}
-	err := session.Store{Dir: dir}.Remove(name, 5*time.Second)
+	store := session.Store{Dir: dir}
+	err := store.Remove(name, sessionWait)
+	if errors.Is(err, session.ErrBusy) {
+		err = os.RemoveAll(filepath.Join(dir, name))
+	}
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})
 	}
 }
+
+// sessionWait is how long the end of `agentbash mcp` waits for a call still holding the connection's
+// session before it removes the session regardless.
+var sessionWait = 2 * time.Second

@@ -50,7 +50,9 @@ type Options struct {
 
 	// Session names the session (SPEC §7.1) every bash call of every connection runs in. When it is ""
 	// and NoSession is false, each connection gets a session of its own, with a generated name, that
-	// EndSession is given once the connection ended and its calls returned.
+	// EndSession is given before Serve returns: once the connection ended and its calls returned, or,
+	// when ExitGrace passed first, with calls still ending (it must then remove the session all the same:
+	// the server exits, and the session may hold exported secrets).
 	Session    string
 	NoSession  bool
 	EndSession func(name string)
@@ -130,12 +132,17 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
 	defer stop()
+	var endOnce sync.Once
+	endSession := func() {
+		if generated && s.o.EndSession != nil {
+			endOnce.Do(func() { s.o.EndSession(c.session) })
+		}
+	}
+	defer endSession() // whatever state the calls are in (README "MCP server")
 	done := make(chan error, 1)
 	go func() {
 		err := ss.Wait()
-		if generated && s.o.EndSession != nil {
-			s.o.EndSession(c.session) // every call of the connection has returned
-		}
+		endSession() // every call of the connection has returned
 		done <- err
 	}()
 	select {

@@ -785,3 +785,40 @@ func TestRemoveOrphanSessions(t *testing.T) {
 		t.Errorf("%s still on disk: %v", gone, err)
 	}
 }
+
+// The connection's session is ended before Serve returns even when a call is still ending after
+// ExitGrace (here a tree that ignores SIGTERM, which the client-gone kill takes 0.5 s to end, against a
+// grace of 1 ms): the server exits then, and a session left behind holds its exported variables.
+func TestSessionEndedWhenCallsOutlastTheGrace(t *testing.T) {
+	ended := make(chan string, 1)
+	s := testServer(t, func(o *Options) {
+		o.ExitGrace = time.Millisecond
+		o.EndSession = func(name string) { ended <- name }
+	})
+	cs, client, served := connectStdio(t, s)
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
+		t.Fatalf("the command did not show: %v", marked(m))
+	}
+	_ = client.Close()
+	select {
+	case <-served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after the client went away")
+	}
+	select {
+	case name := <-ended:
+		if ServerOf(name) != os.Getpid() {
+			t.Errorf("ended %q", name)
+		}
+	default:
+		t.Error("Serve returned with the connection's session not ended")
+	}
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 0 }) {
+		t.Errorf("left: %v", marked(m))
+	}
+}
