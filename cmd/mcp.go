@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +21,7 @@ import (
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
 // to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (SPEC §11), then the connection's
 // session is removed, about 0.6 s in all, with room here for a loaded machine. Past it the supervisors
-// finish the kill themselves and the session is left for the next server's start to remove.
+// finish the kill themselves, and the session is removed all the same (removeSession).
 const mcpExitGrace = 1500 * time.Millisecond
 
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
@@ -38,11 +40,13 @@ func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers four
 tools: bash runs a command (or starts it in the background), bash_output reads what a background task
 printed since the last read, bash_kill stops a task and everything it started, bash_tasks lists the tasks.
-Each result is the one agentbash run prints: the text the model reads, the details as structured content,
-and isError when the command failed, timed out or was blocked.
+Each result is the one agentbash run prints: the text the model reads, the details and that same text (as
+output) as structured content, under each tool's declared output schema, and isError when the command
+failed, timed out or was blocked.
 
 The flags of run given here are the defaults of every call (--timeout 60, --cwd DIR, --max-bytes N, …);
-a call's own arguments win. By default each connection has a session of its own: cd and export carry over
+a call's own arguments win. The output window is mcp.maxBytes (20480 bytes), not maxBytes: the text
+travels twice, as content and as structuredContent.output; --max-bytes overrides it. By default each connection has a session of its own: cd and export carry over
 between its bash calls, which run one after another, and the session is removed when the client goes away
 (or, when the server was killed first, by the next server's start).
 --session NAME uses a named session that outlives the server; --no-session runs every call afresh and in
@@ -82,6 +86,11 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		name = ""
 	}
 	_ = result.WriteWarnings(ios.Err, cfgWarnings)
+	if !c.Flags().Changed("max-bytes") {
+		// The server's own window (README "MCP server"): the text travels twice and clients
+		// cut large results, so maxBytes is for the other commands; --max-bytes still wins.
+		cfg.MaxBytes = cfg.MCP.MaxBytes
+	}
 
 	sv := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
 	defer sv.close()
@@ -93,7 +102,6 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Defaults:    f.request(""),
 		Tasks:       taskStoreOf(cfg),
 		MaxLifetime: cfg.Tasks.MaxLifetime,
-		MaxBytes:    cfg.MaxBytes,
 		Timeout:     cfg.Timeout,
 		KillWait:    killLimit(cfg),
 		Session:     name,
@@ -130,14 +138,24 @@ func removeOrphanSessions(dir string, ios IO) {
 	}
 }
 
-// removeSession removes the state of a connection's own session once the connection ended and its calls
-// returned (nothing of the session runs any more; its tasks never write it back).
+// removeSession removes the state of a connection's own session once the connection ended: at once when
+// its calls returned, else after waiting up to sessionWait for the calls still ending (they were
+// cancelled: none of them keeps a state). A session still held then is removed all the same, lock or not,
+// since the server is exiting and the session may hold exported secrets.
 func removeSession(dir, name string, ios IO) {
 	if dir == "" {
 		return
 	}
-	err := session.Store{Dir: dir}.Remove(name, 5*time.Second)
+	store := session.Store{Dir: dir}
+	err := store.Remove(name, sessionWait)
+	if errors.Is(err, session.ErrBusy) {
+		err = os.RemoveAll(filepath.Join(dir, name))
+	}
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})
 	}
 }
+
+// sessionWait is how long the end of `agentbash mcp` waits for a call still holding the connection's
+// session before it removes the session regardless.
+var sessionWait = 2 * time.Second

@@ -41,6 +41,15 @@ type Config struct {
 	Interceptor Interceptor `mapstructure:"interceptor"`
 	Result      Result      `mapstructure:"result"`
 	Tasks       Tasks       `mapstructure:"tasks"`
+	MCP         MCP         `mapstructure:"mcp"`
+}
+
+// MCP configures `agentbash mcp` (SPEC §9).
+type MCP struct {
+	// MaxBytes is the output window of the MCP server's calls, bytes, in place of maxBytes (the text
+	// travels twice, as content and as structuredContent.output, and clients cut large results on their
+	// own); --max-bytes given to `agentbash mcp` overrides it.
+	MaxBytes int `mapstructure:"maxBytes"`
 }
 
 // Shell configures the shell that runs commands (SPEC §3.7).
@@ -96,6 +105,7 @@ const (
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
 	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (SPEC §8)
+	DefaultMCPMaxBytes      = 20480   // mcp.maxBytes (SPEC §9)
 	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
 	MaxWindowBytes = 64 << 20
 	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
@@ -114,6 +124,7 @@ func Default() Config {
 		Interceptor: Interceptor{Tools: []string{}, DefaultRules: true, Rules: []intercept.Rule{}},
 		Result:      Result{NonZeroExit: result.NonZeroError},
 		Tasks:       Tasks{MaxLifetime: DefaultMaxLifetime},
+		MCP:         MCP{MaxBytes: DefaultMCPMaxBytes},
 	}
 }
 
@@ -159,6 +170,8 @@ func (c Config) Validate() error {
 		return bad("maxBytes", "must be from 1 to %d bytes, got %d", MaxWindowBytes, c.MaxBytes)
 	case !(c.KillGrace >= 0 && c.KillGrace <= MaxKillGrace): // NaN fails too
 		return bad("killGrace", "must be from 0 to %v seconds, got %v", MaxKillGrace, c.KillGrace)
+	case c.MCP.MaxBytes < 1 || c.MCP.MaxBytes > MaxWindowBytes:
+		return bad("mcp.maxBytes", "must be from 1 to %d bytes, got %d", MaxWindowBytes, c.MCP.MaxBytes)
 	case c.Artifacts.MaxBytes < 1:
 		return bad("artifacts.maxBytes", "must be at least 1, got %d", c.Artifacts.MaxBytes)
 	case !(c.Tasks.MaxLifetime >= 0) || math.IsInf(c.Tasks.MaxLifetime, 0):

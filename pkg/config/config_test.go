@@ -12,6 +12,9 @@ func TestValidate(t *testing.T) {
 	if err := Default().Validate(); err != nil {
 		t.Fatalf("defaults invalid: %v", err)
 	}
+	if c := Default(); c.MCP.MaxBytes != 20480 {
+		t.Errorf("mcp.maxBytes defaults to %d, want 20480 (SPEC §9)", c.MCP.MaxBytes)
+	}
 	for name, mutate := range map[string]func(*Config){
 		"format":             func(c *Config) { c.Format = "xml" },
 		"maxBytes":           func(c *Config) { c.MaxBytes = 0 },
@@ -22,6 +25,7 @@ func TestValidate(t *testing.T) {
 		"shell.wrapper":      func(c *Config) { c.Shell.Wrapper = Argv{"", "x"} },
 		"tasks.maxLifetime":  func(c *Config) { c.Tasks.MaxLifetime = -1 },
 		"session":            func(c *Config) { c.Session = "../x" },
+		"mcp.maxBytes":       func(c *Config) { c.MCP.MaxBytes = 0 },
 	} {
 		c := Default()
 		mutate(&c)
@@ -37,13 +41,13 @@ func TestDefaultsCoverEveryKey(t *testing.T) {
 	for _, k := range []string{"timeout", "maxBytes", "format", "killGrace", "shell.path", "shell.prefix",
 		"shell.wrapper", "shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
 		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit",
-		"tasks.dir", "tasks.maxLifetime", "session"} {
+		"tasks.dir", "tasks.maxLifetime", "session", "mcp.maxBytes"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 19 {
-		t.Errorf("%d keys, want 19", len(keys))
+	if len(keys) != 20 {
+		t.Errorf("%d keys, want 20", len(keys))
 	}
 }
 

@@ -86,6 +86,7 @@ var expected = map[string]string{
 	"killGrace":          "a number of seconds",
 	"maxBytes":           "a whole number of bytes",
 	"artifacts.maxBytes": "a whole number of bytes",
+	"mcp.maxBytes":       "a whole number of bytes",
 	"tasks.maxLifetime":  "a number of seconds",
 	"interceptor.tools":  "a list of tool names",
 	"interceptor.rules":  "a list of rules (pattern, flags, tool, message)",

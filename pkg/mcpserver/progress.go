@@ -12,21 +12,27 @@ import (
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Progress notifications of a running bash call (SPEC §9): at most one per [ProgressInterval], each with
-// the output so far as progress (bytes: it grows with every notification, as MCP wants) and the tail of
-// the output (lines a CR redrew collapsed, as in the result), at most [ProgressTailBytes] from a line
-// start, as its message. The first goes out as soon as there is output, the next when more arrived and
-// the interval passed.
+// Progress notifications of a running bash call (README "MCP server"): at most one per
+// [ProgressInterval], each with the output so far as progress (bytes: it grows with every notification,
+// as MCP wants) and the tail of the output (lines a CR redrew collapsed, as in the result), at most
+// [ProgressTailBytes] from a line start, as its message. The first goes out as soon as there is output,
+// the next when more arrived and the interval passed. While the command is silent a heartbeat goes out
+// every [ProgressHeartbeat], with the same tail and progress one more than the last (so progress is the
+// bytes so far plus the heartbeats sent): a client that resets its timeout on progress never times out
+// a quiet build.
 const (
 	ProgressInterval  = time.Second
 	ProgressTailBytes = 4096
+	// ProgressHeartbeat is at most 5 s, as promised, with a second to spare for a busy machine.
+	ProgressHeartbeat = 4 * time.Second
 )
 
 // progress sends the progress notifications of one call.
 type progress struct {
-	ctx     context.Context
-	session *mcp.ServerSession
-	token   any
+	notify   func(progress float64, message string)
+	interval time.Duration    // ProgressInterval
+	beat     <-chan time.Time // ticks every ProgressHeartbeat
+	stopBeat func()
 
 	mu    sync.Mutex
 	tail  *sink.LiveTail // the newest output, CR-redrawn lines collapsed
@@ -38,8 +44,17 @@ type progress struct {
 
 // startProgress starts the sender of a call's progress notifications.
 func startProgress(ctx context.Context, session *mcp.ServerSession, token any) *progress {
-	p := &progress{ctx: ctx, session: session, token: token, tail: sink.NewLiveTail(ProgressTailBytes), kick: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
+	heartbeat := time.NewTicker(ProgressHeartbeat)
+	return newProgress(func(progress float64, message string) {
+		_ = session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: progress, Message: message})
+	}, ProgressInterval, heartbeat.C, heartbeat.Stop)
+}
+
+// newProgress starts a sender that calls notify at most once per interval for new output, and at each
+// tick of beat.
+func newProgress(notify func(float64, string), interval time.Duration, beat <-chan time.Time, stopBeat func()) *progress {
+	p := &progress{notify: notify, interval: interval, beat: beat, stopBeat: stopBeat, tail: sink.NewLiveTail(ProgressTailBytes),
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go p.send()
 	return p
 }
@@ -64,15 +79,19 @@ func (p *progress) stop() {
 
 func (p *progress) send() {
 	defer close(p.done)
-	var sent int64
+	defer p.stopBeat()
+	var sent, beats int64 // bytes of output notified, heartbeats sent
 	var last time.Time
 	for {
+		beat := false
 		select {
 		case <-p.kick:
+		case <-p.beat:
+			beat = true
 		case <-p.quit:
 			return
 		}
-		if wait := ProgressInterval - time.Since(last); !last.IsZero() && wait > 0 {
+		if wait := p.interval - time.Since(last); !beat && !last.IsZero() && wait > 0 {
 			timer := time.NewTimer(wait)
 			select {
 			case <-timer.C:
@@ -84,12 +103,16 @@ func (p *progress) send() {
 		p.mu.Lock()
 		total, message := p.total, tailText(p.tail.Tail(), ProgressTailBytes)
 		p.mu.Unlock()
-		if total == sent {
+		switch {
+		case total == sent && beat: // silent: a heartbeat
+			beats++
+		case total == sent:
 			continue
+		case beat && time.Since(last) < p.interval:
+			continue // new output, which its kick sends once the interval passed
 		}
 		sent, last = total, time.Now()
-		_ = p.session.NotifyProgress(p.ctx, &mcp.ProgressNotificationParams{
-			ProgressToken: p.token, Progress: float64(total), Message: message})
+		p.notify(float64(total+beats), message)
 	}
 }
 

@@ -2,7 +2,9 @@
 // bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). Each call runs through the same pipeline and task store as the
 // command line, so a result is the one `agentbash run` prints: content the model-visible text,
-// structuredContent its details, isError as the result says.
+// structuredContent its details with that text as output (and the truncation notice), under each tool's
+// declared output schema, isError as the result says. The server checks the arguments itself, so a broken
+// one gets a sentence naming it (args.go).
 //
 // Every call is supervised on its own (SPEC §11) and handled concurrently with the others: a running bash
 // never holds up bash_output, bash_kill, bash_tasks or a background start. A call the client cancels
@@ -34,14 +36,13 @@ import (
 
 // Options configures a [Server].
 type Options struct {
-	Runner *pipeline.Runner // runs every bash call
+	Runner *pipeline.Runner // runs every bash call; its window (MaxBytes) is also a bash_output read's
 	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
 	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
 	Defaults pipeline.Request
 
 	Tasks       tasks.Store // where background tasks are recorded
 	MaxLifetime float64     // tasks.maxLifetime of a task started here, seconds; 0 is none
-	MaxBytes    int         // bytes a bash_output read shows at most; 0 is the default 51200
 	Timeout     float64     // the bash tool's default timeout, seconds, as the descriptions tell it; 0 is 300
 	// KillWait is how long bash_kill waits for a task to end after its signal (the kill grace and the
 	// sweeps); 0 is 13 s.
@@ -49,7 +50,9 @@ type Options struct {
 
 	// Session names the session (SPEC §7.1) every bash call of every connection runs in. When it is ""
 	// and NoSession is false, each connection gets a session of its own, with a generated name, that
-	// EndSession is given once the connection ended and its calls returned.
+	// EndSession is given before Serve returns: once the connection ended and its calls returned, or,
+	// when ExitGrace passed first, with calls still ending (it must then remove the session all the same:
+	// the server exits, and the session may hold exported secrets).
 	Session    string
 	NoSession  bool
 	EndSession func(name string)
@@ -129,12 +132,17 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = ss.Close() })
 	defer stop()
+	var endOnce sync.Once
+	endSession := func() {
+		if generated && s.o.EndSession != nil {
+			endOnce.Do(func() { s.o.EndSession(c.session) })
+		}
+	}
+	defer endSession() // whatever state the calls are in (README "MCP server")
 	done := make(chan error, 1)
 	go func() {
 		err := ss.Wait()
-		if generated && s.o.EndSession != nil {
-			s.o.EndSession(c.session) // every call of the connection has returned
-		}
+		endSession() // every call of the connection has returned
 		done <- err
 	}()
 	select {

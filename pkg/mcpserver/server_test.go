@@ -166,7 +166,7 @@ func TestToolsListSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	type prop struct {
-		Type string `json:"type"`
+		Type any `json:"type"` // a name, or a list of names
 	}
 	type schema struct {
 		Type                 string          `json:"type"`
@@ -180,8 +180,8 @@ func TestToolsListSchemas(t *testing.T) {
 	}{
 		"bash": {map[string]string{"command": "string", "cwd": "string", "timeout": "number", "head": "integer",
 			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number"}, []string{"command"}},
-		"bash_output": {map[string]string{"task_id": "string", "wait_seconds": "number"}, []string{"task_id"}},
-		"bash_kill":   {map[string]string{"task_id": "string"}, []string{"task_id"}},
+		"bash_output": {map[string]string{"task_id": "[string integer]", "wait_seconds": "number"}, []string{"task_id"}},
+		"bash_kill":   {map[string]string{"task_id": "[string integer]"}, []string{"task_id"}},
 		"bash_tasks":  {map[string]string{"all": "boolean"}, nil},
 	}
 	var names []string
@@ -202,7 +202,7 @@ func TestToolsListSchemas(t *testing.T) {
 		}
 		got := map[string]string{}
 		for k, p := range s.Properties {
-			got[k] = p.Type
+			got[k] = fmt.Sprint(p.Type)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(w.props) {
 			t.Errorf("%s: properties %v, want %v", tool.Name, got, w.props)
@@ -221,7 +221,7 @@ func TestToolsListSchemas(t *testing.T) {
 	// What a model must learn from bash's description.
 	bash := res.Tools[slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "bash" })]
 	for _, s := range []string{"run_in_background", "artifactPath", "artifact://", "not a failure of this tool",
-		"bash_output", "bash_kill", "yield_seconds"} {
+		"bash_output", "bash_kill", "yield_seconds", "cwd works as a cd before the command", "last 50.0KB"} {
 		if !strings.Contains(bash.Description, s) {
 			t.Errorf("bash's description does not mention %q", s)
 		}
@@ -322,44 +322,83 @@ func TestBigOutputNoticeAndArtifact(t *testing.T) {
 	}
 }
 
+// Broken arguments get an isError result whose text is a sentence naming the argument (the server checks
+// them itself: the SDK's validator said `validating "arguments": … <invalid reflect.Value>`), and the
+// server goes on.
 func TestBadArguments(t *testing.T) {
 	cs, _ := connect(t, testServer(t, nil), nil)
-	for _, tc := range []struct {
-		args any
-		want string
-	}{
-		{map[string]any{}, `missing properties: ["command"]`},
-		{map[string]any{"command": "echo", "cmd": "x"}, `unexpected additional properties ["cmd"]`},
-		{map[string]any{"command": 5}, "command"},
-		{map[string]any{"command": "echo", "head": -1}, "head"},
-		{map[string]any{"command": "echo", "timeout": "soon"}, "timeout"},
-		{map[string]any{"command": "  \n"}, texts.MCPNoCommand},
-		{map[string]any{"command": "sleep 1", "run_in_background": true, "yield_seconds": 1}, texts.MCPBackgroundYield},
-	} {
-		r := call(t, cs, "bash", tc.args)
-		if !r.IsError || !strings.Contains(text(r), tc.want) {
-			t.Errorf("%v: isError %v, text %q; want one naming %q", tc.args, r.IsError, text(r), tc.want)
-		}
-	}
+	goValidator := regexp.MustCompile(`reflect\.Value|<invalid|validating|/properties/|has type "|want "|` +
+		`unexpected additional|json: cannot unmarshal|float64|int64|struct|\d+\.\d{6}`)
 	for _, tc := range []struct {
 		tool string
 		args any
 		want string
 	}{
-		{"bash_output", map[string]any{}, `missing properties: ["task_id"]`},
-		{"bash_output", map[string]any{"task_id": 7}, "task_id"},
+		{"bash", map[string]any{}, "command is missing: bash needs it, and it must be a string"},
+		{"bash", nil, "command is missing: bash needs it, and it must be a string"},
+		{"bash", map[string]any{"command": nil}, "command must be a string, got null"},
+		{"bash", map[string]any{"command": 5}, "command must be a string, got 5"},
+		{"bash", map[string]any{"command": "echo", "cmd": "x"},
+			`unknown argument "cmd": bash takes only command, cwd, timeout, head, tail, run_in_background, yield_seconds`},
+		{"bash", map[string]any{"command": "echo", "b": 1, "a": 2}, `unknown arguments "a", "b": bash takes only`},
+		{"bash", map[string]any{"command": "echo", "timeout": "soon"}, `timeout must be a number of seconds ≥ 0, got "soon"`},
+		{"bash", map[string]any{"command": "echo", "timeout": -1}, "timeout must be a number of seconds ≥ 0, got -1"},
+		{"bash", map[string]any{"command": "echo", "head": -1}, "head must be a whole number of lines ≥ 0, got -1"},
+		{"bash", map[string]any{"command": "echo", "tail": 1.5}, "tail must be a whole number of lines ≥ 0, got 1.5"},
+		{"bash", map[string]any{"command": "echo", "cwd": []int{1}}, "cwd must be a string, got [1]"},
+		{"bash", map[string]any{"command": "echo", "run_in_background": "yes"}, `run_in_background must be true or false, got "yes"`},
+		{"bash", map[string]any{"command": "echo", "yield_seconds": -0.5}, "yield_seconds must be a number of seconds ≥ 0, got -0.5"},
+		{"bash", map[string]any{"command": "echo", "timeout": strings.Repeat("x", 100)}, `timeout must be a number of seconds ≥ 0, got "xxxxx`},
+		{"bash", map[string]any{"command": "  \n"}, texts.MCPNoCommand},
+		{"bash", map[string]any{"command": "sleep 1", "run_in_background": true, "yield_seconds": 1}, texts.MCPBackgroundYield},
+		{"bash_output", map[string]any{}, `task_id is missing: bash_output needs it, and it must be a task id: the digits bash returned, as a string ("7") or a number (7)`},
+		{"bash_output", map[string]any{"task_id": nil}, "task_id must be a task id"},
+		{"bash_output", map[string]any{"task_id": 1.5}, "task_id must be a task id: the digits bash returned, as a string (\"7\") or a number (7), got 1.5"},
+		{"bash_output", map[string]any{"task_id": -3}, "task_id must be a task id"},
+		{"bash_output", map[string]any{"task_id": "7", "wait_seconds": "x"}, `wait_seconds must be a number of seconds ≥ 0, got "x"`},
 		{"bash_output", map[string]any{"task_id": "../x"}, "../x"},
 		{"bash_kill", map[string]any{"task_id": "999999"}, "999999"},
-		{"bash_tasks", map[string]any{"everything": true}, "everything"},
+		{"bash_kill", map[string]any{"task_id": "7", "signal": "KILL"}, `unknown argument "signal": bash_kill takes only task_id`},
+		{"bash_tasks", map[string]any{"everything": true}, `unknown argument "everything": bash_tasks takes only all`},
+		{"bash_tasks", map[string]any{"all": 1}, "all must be true or false, got 1"},
 	} {
 		r := call(t, cs, tc.tool, tc.args)
-		if !r.IsError || !strings.Contains(text(r), tc.want) {
-			t.Errorf("%s %v: isError %v, text %q; want one naming %q", tc.tool, tc.args, r.IsError, text(r), tc.want)
+		if !r.IsError || !strings.Contains(text(r), tc.want) || goValidator.MatchString(text(r)) {
+			t.Errorf("%s %v: isError %v, text %q; want one with %q", tc.tool, tc.args, r.IsError, text(r), tc.want)
 		}
+		checkStructured(t, cs, tc.tool, r)
+	}
+	// Arguments that are no object at all.
+	r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: json.RawMessage(`[1]`)})
+	if err != nil || !r.IsError || text(r) != "the arguments of bash must be a JSON object of named arguments, got [1]" {
+		t.Errorf("arguments [1]: %v %v", err, r)
+	}
+	// Optional arguments given as null count as left out.
+	if r := call(t, cs, "bash", map[string]any{"command": "echo x", "timeout": nil, "cwd": nil, "head": nil}); text(r) != "x" || r.IsError {
+		t.Errorf("null optional arguments: %q", text(r))
 	}
 	// The server goes on.
 	if r := call(t, cs, "bash", map[string]any{"command": "echo still here"}); text(r) != "still here" {
 		t.Errorf("after bad arguments: %q", text(r))
+	}
+}
+
+// A task id given as a JSON integer is the same task as its string.
+func TestIntegerTaskID(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	m := newMarker(t)
+	r := call(t, cs, "bash", map[string]any{"command": "echo tick; exec -a " + m + " sleep 300", "run_in_background": true})
+	id, err := strconv.Atoi(details(t, r).TaskID)
+	if err != nil {
+		t.Fatalf("start: %q", text(r))
+	}
+	o := call(t, cs, "bash_output", map[string]any{"task_id": id, "wait_seconds": 5})
+	if d := details(t, o); o.IsError || !strings.Contains(text(o), "tick") || d.TaskID != strconv.Itoa(id) {
+		t.Errorf("bash_output %d: %q %+v", id, text(o), d)
+	}
+	k := call(t, cs, "bash_kill", map[string]any{"task_id": id})
+	if d := details(t, k); k.IsError || d.Killed == nil || !*d.Killed || len(marked(m)) != 0 {
+		t.Errorf("bash_kill %d: %q", id, text(k))
 	}
 }
 
@@ -562,7 +601,7 @@ func TestNoTasks(t *testing.T) {
 	cs, _ := connect(t, testServer(t, nil), nil)
 	r := call(t, cs, "bash_tasks", map[string]any{})
 	b, _ := json.Marshal(r.StructuredContent)
-	if text(r) != texts.MCPNoTasks || string(b) != `{"tasks":[]}` || r.IsError {
+	if text(r) != texts.MCPNoTasks || string(b) != `{"output":"`+texts.MCPNoTasks+`","tasks":[]}` || r.IsError {
 		t.Errorf("%q %s", text(r), b)
 	}
 	if r := call(t, cs, "bash_tasks", map[string]any{"all": true}); text(r) != texts.MCPNoTasksAll {
@@ -744,5 +783,42 @@ func TestRemoveOrphanSessions(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(store.Dir, gone)); !os.IsNotExist(err) {
 		t.Errorf("%s still on disk: %v", gone, err)
+	}
+}
+
+// The connection's session is ended before Serve returns even when a call is still ending after
+// ExitGrace (here a tree that ignores SIGTERM, which the client-gone kill takes 0.5 s to end, against a
+// grace of 1 ms): the server exits then, and a session left behind holds its exported variables.
+func TestSessionEndedWhenCallsOutlastTheGrace(t *testing.T) {
+	ended := make(chan string, 1)
+	s := testServer(t, func(o *Options) {
+		o.ExitGrace = time.Millisecond
+		o.EndSession = func(name string) { ended <- name }
+	})
+	cs, client, served := connectStdio(t, s)
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
+		t.Fatalf("the command did not show: %v", marked(m))
+	}
+	_ = client.Close()
+	select {
+	case <-served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after the client went away")
+	}
+	select {
+	case name := <-ended:
+		if ServerOf(name) != os.Getpid() {
+			t.Errorf("ended %q", name)
+		}
+	default:
+		t.Error("Serve returned with the connection's session not ended")
+	}
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 0 }) {
+		t.Errorf("left: %v", marked(m))
 	}
 }

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -21,7 +23,7 @@ import (
 // BashArgs are the arguments of the bash tool. Seconds may be fractional.
 type BashArgs struct {
 	Command string   `json:"command" jsonschema:"the shell command to run, as you would type it into bash (pipes, &&, heredocs and multi-line scripts work)"`
-	Cwd     string   `json:"cwd,omitempty" jsonschema:"the directory to run it in (absolute, or ~/…); by default where the previous command of this connection ended"`
+	Cwd     string   `json:"cwd,omitempty" jsonschema:"the directory to run it in (absolute, or ~/…); by default where the previous command of this connection ended"` // replaced by cwdOn or cwdOff
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (1 to 3600; values outside are clamped; default the server's, see the tool's description). For run_in_background: the task's own limit (default none)"`
 	Head    *int     `json:"head,omitempty" jsonschema:"show only the first N lines of the output (the full output is kept in the artifact file)"`
 	Tail    *int     `json:"tail,omitempty" jsonschema:"show only the last N lines of the output (the full output is kept in the artifact file)"`
@@ -34,13 +36,13 @@ type BashArgs struct {
 
 // OutputArgs are the arguments of bash_output.
 type OutputArgs struct {
-	TaskID      string   `json:"task_id" jsonschema:"the task id that bash returned (a string of digits, e.g. \"7\")"`
+	TaskID      string   `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for new output or the task's end (default 0: return at once)"`
 }
 
 // KillArgs are the arguments of bash_kill.
 type KillArgs struct {
-	TaskID string `json:"task_id" jsonschema:"the task id that bash returned (a string of digits, e.g. \"7\")"`
+	TaskID string `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
 }
 
 // TasksArgs are the arguments of bash_tasks.
@@ -48,10 +50,30 @@ type TasksArgs struct {
 	All bool `json:"all,omitempty" jsonschema:"list every task kept, not only the running ones and those that ended in the last 24 hours"`
 }
 
+// Structured is the structuredContent of bash, bash_output and bash_kill (README "MCP server"): the
+// result's details, the text of its content as output (clients that show a model only structuredContent
+// then show it the output), and the truncation notice the text ends with, if any.
+type Structured struct {
+	result.Details
+	Output     string      `json:"output" jsonschema:"the same text as content: the output, then the status line and the truncation notice, if any"`
+	Truncation *Truncation `json:"truncation,omitempty" jsonschema:"present when the output shown is a part: the notice that says which, and for a command's own output the facts of the cut (as details.meta.truncation)"`
+}
+
+// Truncation is the truncation notice of a result's text (`[Showing lines 2001-3000 of 3000 (20.0KB
+// limit). Full: artifact://17]`, or a bash_output read's `[Skipped 1.2MB since the last read. …]`), with
+// the facts of the cut when it is a command's own output.
+type Truncation struct {
+	Notice string `json:"notice"`
+	*result.Truncation
+}
+
 // TaskList is bash_tasks' structuredContent: the rows of `agentbash tasks --json`, in an object (MCP's
-// structuredContent is an object).
+// structuredContent is an object), and the text of its content as output; error says why the list
+// could not be given.
 type TaskList struct {
-	Tasks []tasks.Row `json:"tasks"`
+	Tasks  []tasks.Row `json:"tasks"`
+	Output string      `json:"output" jsonschema:"the same text as content: the table of tasks, or why there is none"`
+	Error  string      `json:"error,omitempty"`
 }
 
 const bashDescription = `Run a shell command with bash and get its output (stdout and stderr together), as a terminal shows it.
@@ -59,57 +81,75 @@ The command's stdin is empty: nothing may wait for input, and pagers and prompts
 
 Results:
 - The text is the output, then, when the command failed, a status line ("Command exited with code 2", "Command killed by signal SIGSEGV", or a first line "[Command timed out after %[2]s seconds]"; the default timeout is %[2]s seconds). A non-zero exit is reported in the result, with isError set and structuredContent.exitCode; it is not a failure of this tool: read the output to see what went wrong.
-- Long output is cut to its last 50 KB (or to the lines head/tail choose; a trailing "| tail -20" or "| head -5" in the command is taken the same way) and ends with a notice such as "[Showing lines 2001-3000 of 3000 (50.0KB limit). Full: artifact://17]". The whole output is in the file structuredContent.artifactPath, which a later command also finds as "$ARTIFACTS/17.log" (17 the id in the notice): grep or read that file (grep -n error "$ARTIFACTS/17.log") instead of running the command again.
+- Long output is cut to its last %[3]s (or to the lines head/tail choose; a trailing "| tail -20" or "| head -5" in the command is taken the same way) and ends with a notice such as "[Showing lines 2001-3000 of 3000 (%[3]s limit). Full: artifact://17]", which structuredContent.truncation.notice repeats. The whole output is in the file structuredContent.artifactPath, which a later command also finds as "$ARTIFACTS/17.log" (17 the id in the notice): grep or read that file (grep -n error "$ARTIFACTS/17.log") instead of running the command again.
 - On a timeout the command and everything it started are killed; you still get what it printed.
 
 %[1]s
 
 Background tasks: for a command that does not end by itself or runs for minutes (a dev server, a watcher, a long build or test run), set run_in_background: it returns at once with "Started task 7 (pid 4242): …" and structuredContent.taskId, and the command keeps running after this call (it has no timeout unless you give one). Read what it prints with bash_output, stop it with bash_kill, list tasks with bash_tasks. Or set yield_seconds: the command runs as usual, but if it is still running after that many seconds it goes on as a task and you get what it printed so far.`
 
-const sessionOn = `State carries over between bash calls of this connection, as in one terminal: cd, exported variables, functions and aliases stay for the next call (cwd runs a single call elsewhere). A command that timed out or was cancelled leaves the state as it was. A call with run_in_background or yield_seconds starts from the state but does not change it (a cd or export in it stays in that command). Calls of this connection run one after another.`
+const sessionOn = `State carries over between bash calls of this connection, as in one terminal: cd, exported variables, functions and aliases stay for the next call. cwd works as a cd before the command: the next calls start where this one ended, not where they were before. A command that timed out or was cancelled leaves the state as it was. A call with run_in_background or yield_seconds starts from the state but does not change it (a cd or export in it stays in that command). Calls of this connection run one after another.`
 
 const sessionOff = `Every call starts afresh in the server's directory (or cwd): cd and export do not carry over to the next call, so chain dependent steps with && in one command. Calls run in parallel.`
 
 const outputDescription = `Read what a background task (started by bash with run_in_background or yield_seconds) printed since your previous read of it: reads never repeat output and never skip it silently.
-"(no new output)" means nothing arrived. If more than 50 KB arrived since the last read, you get the newest part and a notice saying how much was skipped; the file structuredContent.artifactPath holds everything.
+"(no new output)" means nothing arrived. If more than %s arrived since the last read, you get the newest part and a notice saying how much was skipped; the file structuredContent.artifactPath holds everything.
 wait_seconds waits up to that long for new output or the task's end (use it instead of sleep). While the task runs, structuredContent.status is "running"; once it ended, the result carries its exit code and status line as a bash result does (a non-zero exit sets isError).`
 
 const killDescription = `Stop a background task: its whole process tree gets SIGTERM, then SIGKILL after a grace period, and the call returns once nothing of it is left. structuredContent.killed is false when the task had already ended.`
 
 const tasksDescription = `List background tasks: the running ones and those that ended in the last 24 hours (all: every task kept), with id, status, pid, age and command. structuredContent.tasks holds the rows ({taskId, status, pid, command, cwd, startedAt, endedAt, exitCode}).`
 
-// addTools registers the four tools, with input schemas from the argument structs.
+// cwd's description with and without a session.
+const (
+	cwdOn  = "the directory to run the command in (absolute, or ~/…), as a cd before it: later calls start where it ended. Default: where the previous command ended"
+	cwdOff = "the directory to run the command in (absolute, or ~/…); default the server's directory"
+)
+
+// addTools registers the four tools. Each declares its input schema (from the argument structs) and its
+// output schema (from the structuredContent types); the handlers read the arguments themselves
+// (args.go), so a broken one gets a sentence a model can act on, not the SDK's schema-validator text.
 func (s *Server) addTools() {
-	session := sessionOn
+	session, cwd := sessionOn, cwdOn
 	if s.o.NoSession {
-		session = sessionOff
+		session, cwd = sessionOff, cwdOff
 	}
+	window := sink.FormatSize(int64(s.window()))
 	yes := true
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	bashInput := schema[BashArgs](map[string]float64{"timeout": 0, "head": 0, "tail": 0, "yield_seconds": 0})
+	bashInput.Properties["cwd"].Description = cwd
+	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash", Title: "Run a shell command",
-		Description: fmt.Sprintf(bashDescription, session, result.FormatSeconds(s.timeout())),
-		InputSchema: schema[BashArgs](map[string]float64{"timeout": 0, "head": 0, "tail": 0, "yield_seconds": 0}),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
+		Description:  fmt.Sprintf(bashDescription, session, result.FormatSeconds(s.timeout()), window),
+		InputSchema:  bashInput,
+		OutputSchema: outputSchema[Structured](),
+		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
 	}, s.bash)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_output", Title: "Read a background task's output",
-		Description: outputDescription,
-		InputSchema: schema[OutputArgs](map[string]float64{"wait_seconds": 0}),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		Description:  fmt.Sprintf(outputDescription, window),
+		InputSchema:  taskIDSchema(schema[OutputArgs](map[string]float64{"wait_seconds": 0})),
+		OutputSchema: outputSchema[Structured](),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.output)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_kill", Title: "Stop a background task",
-		Description: killDescription,
-		InputSchema: schema[KillArgs](nil),
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true},
+		Description:  killDescription,
+		InputSchema:  taskIDSchema(schema[KillArgs](nil)),
+		OutputSchema: outputSchema[Structured](),
+		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true},
 	}, s.kill)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_tasks", Title: "List background tasks",
-		Description: tasksDescription,
-		InputSchema: schema[TasksArgs](nil),
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true},
+		Description:  tasksDescription,
+		InputSchema:  schema[TasksArgs](nil),
+		OutputSchema: outputSchema[TaskList](),
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.tasks)
 }
+
+// window is the output window of every call, bytes: the Runner's.
+func (s *Server) window() int { return s.o.Runner.MaxBytes() }
 
 // timeout is the default timeout of a bash call, seconds.
 func (s *Server) timeout() float64 {
@@ -147,21 +187,83 @@ func schema[T any](minimum map[string]float64) *jsonschema.Schema {
 	return sc
 }
 
-// toolResult is r as an MCP tool result: its content (the model-visible text), details as
-// structuredContent, isError.
-func toolResult(r result.Result) *mcp.CallToolResult {
-	content := make([]mcp.Content, 0, 1)
-	for _, c := range r.Content {
-		content = append(content, &mcp.TextContent{Text: c.Text})
+// taskIDSchema is sc with task_id a string or an integer: a model may write 7 for "7".
+func taskIDSchema(sc *jsonschema.Schema) *jsonschema.Schema {
+	p := sc.Properties["task_id"]
+	p.Type, p.Types = "", []string{"string", "integer"}
+	return sc
+}
+
+// outputSchema is the output schema of a tool whose structuredContent is a T: jsonschema-go's, which
+// requires the fields without omitempty, with other properties allowed at every level (a later version
+// may add fields, and a client that cached the schema must still accept its results). A Truncation
+// requires only its notice: a read's notice comes without the facts of a cut.
+func outputSchema[T any]() *jsonschema.Schema {
+	sc, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: output schema of %T: %v", *new(T), err)) // a bug in the types
 	}
-	if len(content) == 0 {
-		content = append(content, &mcp.TextContent{Text: r.Text()})
+	var open func(*jsonschema.Schema)
+	open = func(sc *jsonschema.Schema) {
+		if sc == nil {
+			return
+		}
+		sc.AdditionalProperties = nil
+		for _, p := range sc.Properties {
+			open(p)
+		}
+		open(sc.Items)
+	}
+	open(sc)
+	if t := sc.Properties["truncation"]; t != nil {
+		t.Required = []string{"notice"}
+	}
+	return sc
+}
+
+// toolResult is r as an MCP tool result: its content (the model-visible text), details with that text
+// and the truncation notice as structuredContent, isError.
+func toolResult(r result.Result) *mcp.CallToolResult {
+	text := r.Text()
+	if len(r.Content) > 0 {
+		var b strings.Builder
+		for _, c := range r.Content {
+			b.WriteString(c.Text)
+		}
+		text = b.String()
+	}
+	sc := Structured{Details: r.Details, Output: text}
+	for _, f := range r.Footer {
+		switch {
+		case strings.HasPrefix(f, "[Showing ") && r.Details.Meta != nil:
+			sc.Truncation = &Truncation{Notice: f, Truncation: &r.Details.Meta.Truncation}
+		case strings.HasPrefix(f, "[Skipped "):
+			sc.Truncation = &Truncation{Notice: f}
+		}
 	}
 	return &mcp.CallToolResult{
-		Content:           content,
-		StructuredContent: r.Details,
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: sc,
 		IsError:           r.IsError,
 	}
+}
+
+// arguments is the raw JSON of a call's arguments.
+func arguments(req *mcp.CallToolRequest) json.RawMessage { return req.Params.Arguments }
+
+// bashArgs reads the arguments of a bash call.
+func bashArgs(raw json.RawMessage) (BashArgs, error) {
+	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds")
+	b := BashArgs{ // the getters run in this order, so the first error is the first argument's
+		Command:         a.string("command", true),
+		Cwd:             a.string("cwd", false),
+		Timeout:         a.seconds("timeout"),
+		Head:            a.lines("head"),
+		Tail:            a.lines("tail"),
+		RunInBackground: a.flag("run_in_background"),
+		YieldSeconds:    a.seconds("yield_seconds"),
+	}
+	return b, a.check()
 }
 
 // callContext is the context of one call's run: cancelled when the call is (the client's cancel, the
@@ -176,12 +278,15 @@ func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return run, func() { stop(); cancel(nil) }
 }
 
-func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	a, err := bashArgs(arguments(req))
 	switch {
+	case err != nil:
+		return toolResult(pipeline.Failed(a.Command, a.Cwd, err)), nil
 	case normalize.Trim(a.Command) == "":
-		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPNoCommand))), nil, nil
+		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPNoCommand))), nil
 	case a.RunInBackground && a.YieldSeconds != nil && *a.YieldSeconds > 0:
-		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPBackgroundYield))), nil, nil
+		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPBackgroundYield))), nil
 	}
 	r := s.o.Defaults
 	r.Command, r.Stdin, r.Session = a.Command, nil, ""
@@ -206,10 +311,10 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 	switch {
 	case a.RunInBackground:
 		task.Timeout = a.Timeout // a task has no timeout unless the call gives one (SPEC §8)
-		return toolResult(s.o.Runner.Start(ctx, r, task)), nil, nil
+		return toolResult(s.o.Runner.Start(ctx, r, task)), nil
 	case a.YieldSeconds != nil && *a.YieldSeconds > 0:
 		res := s.o.Runner.Yield(ctx, r, task, seconds(*a.YieldSeconds))
-		return toolResult(mcpYield(res)), nil, nil
+		return toolResult(mcpYield(res)), nil
 	}
 	var obs pipeline.Observer
 	if token := req.Params.GetProgressToken(); token != nil {
@@ -217,7 +322,7 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest, a BashArgs)
 		defer p.stop() // before the result goes out: no progress after it
 		obs = p.observe
 	}
-	return toolResult(s.o.Runner.Run(ctx, r, obs)), nil, nil
+	return toolResult(s.o.Runner.Run(ctx, r, obs)), nil
 }
 
 // mcpYield rewords the last line of a yielded run that goes on as a task, which names the CLI's
@@ -244,47 +349,62 @@ func seconds(s float64) time.Duration {
 // outputPoll is how long one wait of bash_output may block before it looks at its call's context again.
 const outputPoll = 500 * time.Millisecond
 
-func (s *Server) output(ctx context.Context, _ *mcp.CallToolRequest, a OutputArgs) (*mcp.CallToolResult, any, error) {
-	if err := tasks.CheckID(a.TaskID); err != nil {
-		return toolResult(tasks.ErrorResult(a.TaskID, err)), nil, nil
+func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := readArgs("bash_output", arguments(req), "task_id", "wait_seconds")
+	id, waitSeconds := in.taskID("task_id"), in.seconds("wait_seconds")
+	if err := in.check(); err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
+	}
+	if err := tasks.CheckID(id); err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
 	var wait time.Duration
-	if a.WaitSeconds != nil {
-		wait = seconds(*a.WaitSeconds)
+	if waitSeconds != nil {
+		wait = seconds(*waitSeconds)
 	}
 	deadline := time.Now().Add(wait)
 	for {
 		// The wait in slices, so a cancelled call (or a client gone) stops waiting.
-		rd, err := s.o.Tasks.ReadOutput(a.TaskID, tasks.DefaultReader, s.o.MaxBytes, min(time.Until(deadline), outputPoll))
+		rd, err := s.o.Tasks.ReadOutput(id, tasks.DefaultReader, s.window(), min(time.Until(deadline), outputPoll))
 		if err != nil {
-			return toolResult(tasks.ErrorResult(a.TaskID, err)), nil, nil
+			return toolResult(tasks.ErrorResult(id, err)), nil
 		}
 		if rd.Text != "" || rd.Lossy || !rd.Record.Running() || !time.Now().Before(deadline) || ctx.Err() != nil {
-			return toolResult(tasks.ReadResult(rd)), nil, nil
+			return toolResult(tasks.ReadResult(rd)), nil
 		}
 	}
 }
 
-func (s *Server) kill(_ context.Context, _ *mcp.CallToolRequest, a KillArgs) (*mcp.CallToolResult, any, error) {
-	if err := tasks.CheckID(a.TaskID); err != nil {
-		return toolResult(tasks.ErrorResult(a.TaskID, err)), nil, nil
+func (s *Server) kill(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := readArgs("bash_kill", arguments(req), "task_id")
+	id := in.taskID("task_id")
+	if err := in.check(); err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
-	rec, killed, err := s.o.Tasks.Kill(a.TaskID, syscall.SIGTERM, s.o.KillWait)
+	if err := tasks.CheckID(id); err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
+	}
+	rec, killed, err := s.o.Tasks.Kill(id, syscall.SIGTERM, s.o.KillWait)
 	if err != nil {
-		return toolResult(tasks.ErrorResult(a.TaskID, err)), nil, nil
+		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
-	return toolResult(tasks.KillResult(rec, killed)), nil, nil
+	return toolResult(tasks.KillResult(rec, killed)), nil
 }
 
-func (s *Server) tasks(_ context.Context, _ *mcp.CallToolRequest, a TasksArgs) (*mcp.CallToolResult, any, error) {
+func (s *Server) tasks(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := readArgs("bash_tasks", arguments(req), "all")
+	all := in.flag("all")
+	if err := in.check(); err != nil {
+		return taskListError(err), nil
+	}
 	recs, err := s.o.Tasks.List()
 	if err != nil {
-		return toolResult(tasks.ErrorResult("", fmt.Errorf("list tasks: %w", err))), nil, nil
+		return taskListError(fmt.Errorf("list tasks: %w", err)), nil
 	}
 	now := time.Now()
-	rows := tasks.Rows(recs, a.All, now)
+	rows := tasks.Rows(recs, all, now)
 	text := texts.MCPNoTasks
-	if a.All {
+	if all {
 		text = texts.MCPNoTasksAll
 	}
 	if len(rows) > 0 {
@@ -294,6 +414,15 @@ func (s *Server) tasks(_ context.Context, _ *mcp.CallToolRequest, a TasksArgs) (
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: TaskList{Tasks: rows},
-	}, nil, nil
+		StructuredContent: TaskList{Tasks: rows, Output: text},
+	}, nil
+}
+
+// taskListError is bash_tasks' result when it could not list the tasks.
+func taskListError(err error) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: err.Error()}},
+		StructuredContent: TaskList{Tasks: []tasks.Row{}, Output: err.Error(), Error: err.Error()},
+		IsError:           true,
+	}
 }
