@@ -309,7 +309,7 @@ func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) pre
 		Timeout:   time.Duration(effective * float64(time.Second)),
 		KillGrace: time.Duration(r.c.KillGrace * float64(time.Second)),
 		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
-		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: r.c.ArtifactDir,
+		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: run.Raw(r.c.ArtifactDir),
 			ArtifactMaxBytes: r.c.ArtifactMaxBytes, Command: command, Cwd: target.Dir},
 	}
 	if req.Stdin != nil {

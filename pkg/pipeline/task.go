@@ -147,7 +147,7 @@ func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *fl
 		in.Err = fmt.Errorf("task not started: %w", err)
 		return tasks.Record{}, p.finish(), nil, false
 	}
-	rr.Task = &run.Task{Dir: t.Store.Dir, ID: id, Attached: attached}
+	rr.Task = &run.Task{Dir: run.Raw(t.Store.Dir), ID: id, Attached: attached}
 	startCtx := context.WithoutCancel(ctx)
 	if attached {
 		startCtx = ctx
