@@ -7,9 +7,9 @@ import (
 )
 
 // Raw is a string that crosses JSON byte for byte: a command, a path or an environment entry, which may
-// hold any bytes (a Latin-1 file name in a command removes that file; README "Execution"). encoding/json
-// replaces invalid UTF-8 in a plain string with U+FFFD, so a Raw that is valid UTF-8 travels as a JSON
-// string and any other as {"base64": "…"}; both decode back to the same bytes.
+// hold any bytes (a Latin-1 file name in a command removes that file: README "A 30-second tour").
+// encoding/json replaces invalid UTF-8 in a plain string with U+FFFD, so a Raw that is valid UTF-8
+// travels as a JSON string and any other as {"base64": "…"}; both decode back to the same bytes.
 type Raw string
 
 // RawList is a list of [Raw] strings (an environment, a wrapper's argv); it converts from and to a
