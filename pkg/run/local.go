@@ -248,10 +248,12 @@ const (
 // shellOptions are the options the shell gets before `-c`. bash gets --norc: Debian's and Ubuntu's bash
 // read ~/.bashrc for a non-interactive `bash -c` when SSH_CLIENT is set and SHLVL is not (`ssh host
 // agentbash …`), or when stdin is a socket, which costs every command the rc's time and its side effects;
-// what the rc defines reaches commands only through the snapshot (README "A 30-second tour").
+// what the rc defines reaches commands only through the snapshot (README "A 30-second tour"). And it gets
+// expand_aliases, so an alias works on the line after its definition in every run, with or without a
+// snapshot or a session (README "Sessions"), at no cost: no start-up file is needed for it.
 func shellOptions(shell string) []string {
 	if filepath.Base(shell) == "bash" {
-		return []string{"--norc"}
+		return []string{"--norc", "-O", "expand_aliases"}
 	}
 	return nil
 }

@@ -66,8 +66,10 @@ type Alias struct {
 // that would stop it from running: they are never restored.
 var (
 	// verbose is not kept: bash echoes every line it reads, so the next command's prelude would be printed
-	// into its output.
-	skipSet = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose"}
+	// into its output. errexit and nounset are scoped to the command that set them: carried over, they
+	// make later, unrelated commands stop silently (`false; echo after` printing nothing two calls later).
+	skipSet = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose",
+		"errexit", "nounset"}
 	// extdebug is not kept: set at start-up, it makes bash look for its debugger on every command.
 	skipShopt = []string{"login_shell", "restricted_shell", "extdebug"}
 )
@@ -495,10 +497,17 @@ func (st *State) setOptions() string {
 	}
 	set := []string{"\\builtin set"}
 	for _, n := range st.SetOff {
-		set = append(set, "+o", n)
+		if !slices.Contains(skipSet, n) { // a state saved before an option was skipped
+			set = append(set, "+o", n)
+		}
 	}
 	for _, n := range st.SetOn {
-		set = append(set, "-o", n)
+		if !slices.Contains(skipSet, n) {
+			set = append(set, "-o", n)
+		}
+	}
+	if len(set) == 1 {
+		return ""
 	}
 	return strings.Join(set, " ")
 }
