@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,12 +72,12 @@ func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Dura
 		proc.Release()
 	}
 	if err != nil {
-		return Failed(req.Command, req.Cwd, err)
+		return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
 	}
 	if rec.Running() {
 		rd, err := t.Store.ReadOutput(rec.TaskID, tasks.DefaultReader, r.c.MaxBytes, 0)
 		if err != nil {
-			return Failed(req.Command, req.Cwd, err)
+			return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
 		}
 		res := tasks.ReadResult(rd)
 		// Say that the command goes on, and how to read on.
