@@ -313,6 +313,7 @@ type Lease struct {
 	prelude  string   // run.NONCE.sh, while a foreground command's prelude exists
 	dump     string   // dump.NONCE, the file its EXIT trap writes
 	explicit []string // the names of the command's explicit environment
+	base     Base     // what the command's rc snapshot defines
 	released bool
 }
 

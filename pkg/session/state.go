@@ -36,6 +36,51 @@ type State struct {
 	FunctionNames     []string `json:"functionNames,omitempty"`
 	ExportedFunctions []string `json:"exportedFunctions,omitempty"`
 	Aliases           []Alias  `json:"aliases,omitempty"`
+	// UnsetFunctions and Unaliases are functions and aliases of the rc's snapshot that the session removed.
+	UnsetFunctions []string `json:"unsetFunctions,omitempty"`
+	Unaliases      []string `json:"unaliases,omitempty"`
+}
+
+// withoutBase leaves out of st the functions and aliases that are as base (the rc's snapshot the command
+// started from) defines them, and records those of base the command removed: the rc's definitions come
+// fresh with each command, and the session keeps only what its own commands defined or changed (README
+// "Sessions"). A function the session exported is its own. When the functions cannot be told apart
+// (declare -f's text does not split by name), all are kept.
+func (st *State) withoutBase(base Base) {
+	for _, name := range slices.Sorted(maps.Keys(base.Functions)) {
+		if !slices.Contains(st.FunctionNames, name) {
+			st.UnsetFunctions = append(st.UnsetFunctions, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(base.Aliases)) {
+		if !slices.ContainsFunc(st.Aliases, func(a Alias) bool { return a.Name == name }) {
+			st.Unaliases = append(st.Unaliases, name)
+		}
+	}
+	st.Aliases = slices.DeleteFunc(st.Aliases, func(a Alias) bool {
+		v, ok := base.Aliases[a.Name]
+		return ok && v == a.Value
+	})
+	defs := splitFunctions(st.Functions, st.FunctionNames)
+	if len(base.Functions) == 0 || st.Functions == "" || len(defs) != len(st.FunctionNames) {
+		return
+	}
+	var keep, names []string
+	for i, name := range st.FunctionNames {
+		rc, ok := base.Functions[name]
+		if ok && strings.TrimSuffix(rc, "\n") == defs[i] && !slices.Contains(st.ExportedFunctions, name) {
+			continue
+		}
+		keep, names = append(keep, defs[i]), append(names, name)
+	}
+	st.Functions, st.FunctionNames = strings.Join(keep, "\n"), names
+}
+
+// Base is what the command's rc snapshot defines (pkg/snapshot's Definitions): functions as `declare -f
+// NAME` prints them and alias values, by name.
+type Base struct {
+	Functions map[string]string
+	Aliases   map[string]string
 }
 
 // Var is one variable: its name and `declare -p`'s line(s) for it (`declare -x FOO="bar"`).
@@ -423,6 +468,12 @@ func (st *State) body() string {
 	for _, a := range st.Aliases {
 		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+a.Value))
 	}
+	for _, n := range st.UnsetFunctions {
+		lines = append(lines, "\\builtin unset -f -- "+quote(n))
+	}
+	for _, n := range st.Unaliases {
+		lines = append(lines, "\\builtin unalias -- "+quote(n))
+	}
 	writeGroups(&b, lines)
 	return b.String()
 }
@@ -536,6 +587,9 @@ type Prelude struct {
 	// Capture sets the EXIT trap that saves what the command leaves, for [Lease.Commit]. Tasks do not
 	// capture: they never write the session back.
 	Capture bool
+	// Base is what BashEnv defines when it is agentbash's snapshot of the rc (empty otherwise): what the
+	// command leaves as Base defines it is not kept, so the rc's definitions come fresh each command.
+	Base Base
 	// OptionsInCommand leaves the `set -o` options out of the prelude, for [Lease.OptionsPrefix] to
 	// restore on the command's first line: for a command that reaches the shell through pkg/run's loader
 	// (too long for one argument), which must run without the session's errexit or xtrace.
@@ -597,7 +651,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		b.WriteString("} 2>/dev/null\n")
 	}
 	if p.Capture {
-		l.explicit = explicit
+		l.explicit, l.base = explicit, p.Base
 	}
 	b.WriteString(l.state.setLine(p.OptionsInCommand))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -629,6 +683,7 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if err != nil {
 		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
 	}
+	st.withoutBase(l.base)
 	out, err := json.Marshal(stored{Name: l.Name, State: st})
 	if err == nil {
 		err = writeFile(filepath.Join(l.dir, stateFile), out)
