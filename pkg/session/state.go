@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbash/agentbash/pkg/run"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -20,8 +21,8 @@ import (
 // State is what a session keeps between commands (SPEC §7.1). Variables and functions are kept as bash
 // prints them (`declare -p`, `declare -f`), so restoring them is bash's own re-input format.
 type State struct {
-	Cwd   string `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)
-	Umask string `json:"umask,omitempty"` // octal, as `umask` prints it
+	Cwd   run.Raw `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)
+	Umask string  `json:"umask,omitempty"` // octal, as `umask` prints it
 	// Shell options: the `set -o` and `shopt` options that are on and those that are off.
 	SetOn    []string `json:"setOn,omitempty"`
 	SetOff   []string `json:"setOff,omitempty"`
@@ -32,7 +33,7 @@ type State struct {
 	Vars  []Var    `json:"vars,omitempty"`
 	Unset []string `json:"unset,omitempty"`
 	// Functions is `declare -f`'s text; FunctionNames and ExportedFunctions name them.
-	Functions         string   `json:"functions,omitempty"`
+	Functions         run.Raw  `json:"functions,omitempty"`
 	FunctionNames     []string `json:"functionNames,omitempty"`
 	ExportedFunctions []string `json:"exportedFunctions,omitempty"`
 	Aliases           []Alias  `json:"aliases,omitempty"`
@@ -59,9 +60,9 @@ func (st *State) withoutBase(base Base) {
 	}
 	st.Aliases = slices.DeleteFunc(st.Aliases, func(a Alias) bool {
 		v, ok := base.Aliases[a.Name]
-		return ok && v == a.Value
+		return ok && v == string(a.Value)
 	})
-	defs := splitFunctions(st.Functions, st.FunctionNames)
+	defs := splitFunctions(string(st.Functions), st.FunctionNames)
 	if len(base.Functions) == 0 || st.Functions == "" || len(defs) != len(st.FunctionNames) {
 		return
 	}
@@ -73,7 +74,7 @@ func (st *State) withoutBase(base Base) {
 		}
 		keep, names = append(keep, defs[i]), append(names, name)
 	}
-	st.Functions, st.FunctionNames = strings.Join(keep, "\n"), names
+	st.Functions, st.FunctionNames = run.Raw(strings.Join(keep, "\n")), names
 }
 
 // Base is what the command's rc snapshot defines (pkg/snapshot's Definitions): functions as `declare -f
@@ -85,13 +86,13 @@ type Base struct {
 
 // Var is one variable: its name and `declare -p`'s line(s) for it (`declare -x FOO="bar"`).
 type Var struct {
-	Name    string `json:"name"`
-	Declare string `json:"declare"`
+	Name    string  `json:"name"`
+	Declare run.Raw `json:"declare"`
 }
 
 // flags are the attribute letters of the declare line (`x`, `r`, `a` …), "" for none (`declare --`).
 func (v Var) flags() string {
-	rest, _ := strings.CutPrefix(v.Declare, "declare -")
+	rest, _ := strings.CutPrefix(string(v.Declare), "declare -")
 	f, _, _ := strings.Cut(rest, " ")
 	if f == "-" {
 		return ""
@@ -103,8 +104,8 @@ func (v Var) exported() bool { return strings.Contains(v.flags(), "x") }
 
 // Alias is one alias.
 type Alias struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string  `json:"name"`
+	Value run.Raw `json:"value"`
 }
 
 // Options that are the shell's own condition rather than a choice a later command should inherit, or
@@ -222,7 +223,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 		case "V":
 			decls = a
 		case "F":
-			st.Functions = strings.TrimSuffix(a, "\n")
+			st.Functions = run.Raw(strings.TrimSuffix(a, "\n"))
 		case "G": // `declare -F`: `declare -f NAME` or `declare -fx NAME` lines
 			for _, l := range strings.Split(a, "\n") {
 				flags, name, ok := strings.Cut(strings.TrimPrefix(l, "declare "), " ")
@@ -240,7 +241,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			return State{}, fmt.Errorf("state dump: unknown record %q", tag)
 		}
 	}
-	st.Cwd = cmp.Or(pwd, logical)
+	st.Cwd = run.Raw(cmp.Or(pwd, logical))
 	for _, n := range setNames {
 		if !slices.Contains(skipSet, n) {
 			if slices.Contains(setOn, n) {
@@ -292,7 +293,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			// gives these no other attribute: one made read-only, an integer … is kept.
 			continue // as bash set it
 		}
-		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
+		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(string(v.Declare), "=") {
 			// Bash declares OLDPWD exported without a value when the environment has none, or one that
 			// is not a directory; restored, such a declaration would change nothing anyway.
 			continue
@@ -367,7 +368,7 @@ func parseDeclares(text string) ([]declared, error) {
 		if !isIdentifier(d.Name) {
 			continue
 		}
-		d.Declare = text[stmt.Pos().Offset():stmt.End().Offset()]
+		d.Declare = run.Raw(text[stmt.Pos().Offset():stmt.End().Offset()])
 		out = append(out, d)
 	}
 	return out, nil
@@ -390,7 +391,7 @@ func parseAliases(text string) ([]Alias, error) {
 			return nil, fmt.Errorf("state dump: an alias: %w", err)
 		}
 		if name, value, ok := strings.Cut(def, "="); ok {
-			out = append(out, Alias{Name: name, Value: value})
+			out = append(out, Alias{Name: name, Value: run.Raw(value)})
 		}
 	}
 	return out, nil
@@ -435,7 +436,7 @@ func (st *State) body() string {
 		lines = append(lines, "\\builtin shopt -u "+strings.Join(off, " "))
 	}
 	for _, v := range st.Vars {
-		lines = append(lines, v.Declare) // `declare`, not `\builtin declare`: only the keyword takes a=(…)
+		lines = append(lines, string(v.Declare)) // `declare`, not `\builtin declare`: only the keyword takes a=(…)
 		if !v.exported() {
 			lines = append(lines, "\\builtin declare +x -- "+v.Name) // inherited, then unexported
 		}
@@ -454,7 +455,7 @@ func (st *State) body() string {
 		if !slices.Contains(st.ShoptOn, "extglob") {
 			b.WriteString("\\builtin shopt -s extglob\n")
 		}
-		for _, f := range splitFunctions(st.Functions, st.FunctionNames) {
+		for _, f := range splitFunctions(string(st.Functions), st.FunctionNames) {
 			b.WriteString("\\builtin eval -- " + quote(f) + " 2>/dev/null\n")
 		}
 		if !slices.Contains(st.ShoptOn, "extglob") {
@@ -466,7 +467,7 @@ func (st *State) body() string {
 		lines = append(lines, "\\builtin export -f -- "+quote(f))
 	}
 	for _, a := range st.Aliases {
-		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+a.Value))
+		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+string(a.Value)))
 	}
 	for _, n := range st.UnsetFunctions {
 		lines = append(lines, "\\builtin unset -f -- "+quote(n))
@@ -691,8 +692,8 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if err != nil {
 		return "", false, "", fmt.Errorf("session %s: save the state: %w", l.Name, err)
 	}
-	l.state, l.Cwd = &st, st.Cwd
-	return st.Cwd, true, "", nil
+	l.state, l.Cwd = &st, string(st.Cwd)
+	return string(st.Cwd), true, "", nil
 }
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
