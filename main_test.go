@@ -44,6 +44,8 @@ func scriptParams(dir string) testscript.Params {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, "config"))
 			env.Setenv("XDG_CACHE_HOME", filepath.Join(env.WorkDir, "cache"))
 			env.Setenv("ARTDIR", filepath.Join(env.WorkDir, "state", "agentbash", "artifacts"))
+			// A file name that is not UTF-8 (é in Latin-1), for scripts that pass bytes as they are.
+			env.Setenv("LATIN1", "caf\xe9.txt")
 			// The folder holding the MCP TypeScript SDK for mcp_typescript_client.txtar (set by .ci/run).
 			if sdk := os.Getenv("MCP_TYPESCRIPT_SDK"); sdk != "" {
 				env.Setenv("MCP_TYPESCRIPT_SDK", sdk)

@@ -99,7 +99,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 
 	srv := mcpserver.New(mcpserver.Options{
 		Runner:      pipeline.New(pc),
-		Defaults:    f.request(""),
+		Defaults:    f.serverDefaults(),
 		Tasks:       taskStoreOf(cfg),
 		MaxLifetime: cfg.Tasks.MaxLifetime,
 		Timeout:     cfg.Timeout,

@@ -42,7 +42,8 @@ Responses: {"id":…,"type":"response","command":"bash","success":true,"data":RE
 With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N} while it runs (at most
 10 a second). {"type":"task_done","taskId":"7","data":RESULT} when a task started here ends.
 
-The flags of run given here are the defaults of every request. A task has no timeout unless its request
+The flags of run given here are the defaults of every request; --cwd is where requests without a session
+and new sessions start (a session's cd carries over). A task has no timeout unless its request
 gives one. At the end of stdin the running commands are cancelled and answered, tasks keep running, and
 rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
 		Example: `  agentbash rpc --timeout 120 --cwd ~/src/app
@@ -70,7 +71,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	defer sv.close()
 	pc, ctx := sv.pc, sv.ctx
 
-	defaults := f.request("")
+	defaults := f.serverDefaults()
 	defaults.Session = cfg.Session // --session, AGENTBASH_SESSION or the file: requests naming none run there
 	s := &rpc.Server{
 		Runner:    pipeline.New(pc),
@@ -88,4 +89,13 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 		return exitError{code: exitSignal + int(sc.Signal)} // the responses were written first
 	}
 	return nil
+}
+
+// serverDefaults are the defaults of a server's requests (rpc, mcp): the run flags, with --cwd the
+// directory where requests and new sessions start rather than an explicit cwd of every request, so a
+// session's cd carries over to its next request (README "Sessions").
+func (f runFlags) serverDefaults() pipeline.Request {
+	req := f.request("")
+	req.StartCwd, req.Cwd = req.Cwd, ""
+	return req
 }

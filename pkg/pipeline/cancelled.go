@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"cmp"
+
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -31,12 +33,12 @@ func (r *Runner) notRunInput(req Request) result.Input {
 }
 
 // notRunCwd is the working directory a request that never ran would have had: its own, else its
-// session's.
+// session's, else where requests start.
 func (r *Runner) notRunCwd(req Request) string {
 	if req.Cwd == "" && req.Session != "" {
-		return r.sessions().Cwd(req.Session)
+		req.Cwd = r.sessions().Cwd(req.Session)
 	}
-	return req.Cwd
+	return cmp.Or(req.Cwd, req.StartCwd)
 }
 
 // MaxBytes is the output window of the Runner's results and reads, bytes (SPEC §3.8).

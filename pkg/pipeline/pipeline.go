@@ -4,6 +4,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +86,10 @@ type Request struct {
 	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor (§3.3)
 	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
 	Session     string            `json:"session,omitempty"`     // the session whose state it runs in (§7.1); "" is none
+	// StartCwd is where the request runs when it names no cwd and its session has none yet (no session,
+	// or a new one): a server's --cwd is the starting directory of its requests and sessions, not an
+	// explicit cwd of each (README "Sessions"). "" is the current directory.
+	StartCwd string `json:"-"`
 	// Stdin is the command's stdin; nil is /dev/null (§3.1).
 	Stdin io.Reader `json:"-"`
 }
@@ -253,7 +258,7 @@ func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) pre
 	}
 	// The backend resolves the shell and the working directory on its own target; the answer is reported
 	// even when it fails (§3.4 is checked after interception).
-	target, targetErr := r.exe.Resolve(r.c.Shell, req.Cwd)
+	target, targetErr := r.exe.Resolve(r.c.Shell, cmp.Or(req.Cwd, req.StartCwd))
 	in.Shell, in.Cwd = target.Shell, target.Dir
 
 	// §3.2 normalization.
@@ -314,7 +319,7 @@ func (r *Runner) prepare(ctx context.Context, req Request, timeout *float64) pre
 		Timeout:   time.Duration(effective * float64(time.Second)),
 		KillGrace: time.Duration(r.c.KillGrace * float64(time.Second)),
 		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
-		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: r.c.ArtifactDir,
+		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: run.Raw(r.c.ArtifactDir),
 			ArtifactMaxBytes: r.c.ArtifactMaxBytes, Command: command, Cwd: target.Dir},
 	}
 	if req.Stdin != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/snapshot"
 )
 
 // Sessions (SPEC §7.1): a request that names a session runs in the state its session's last kept command
@@ -93,8 +94,14 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 	// A command too long for one argument goes through pkg/run's loader, which must run before the
 	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
 	long := len(p.rr.Command) > run.MaxArgBytes
+	var base session.Base
+	if capture && p.bashEnv != "" && !p.keepBashEnv { // agentbash's snapshot: its definitions come fresh
+		if defs, err := snapshot.ReadDefinitions(p.bashEnv); err == nil {
+			base = session.Base{Functions: defs.Functions, Aliases: defs.Aliases}
+		}
+	}
 	path, err := lease.Prelude(session.Prelude{Env: p.explicit, BashEnv: p.bashEnv, KeepBashEnv: p.keepBashEnv,
-		Capture: capture, OptionsInCommand: long})
+		Capture: capture, Base: base, OptionsInCommand: long})
 	if err != nil {
 		lease.Release()
 		p.in.Err, p.done = err, true

@@ -178,12 +178,12 @@ func TestSessionLongCommand(t *testing.T) {
 	if res.Output != "1 long\n3" || res.Details.FinalCwd == "" {
 		t.Errorf("got %q %+v", res.Output, res.Details.Warnings)
 	}
-	// The session's errexit and xtrace apply to the command, not to the loader before it.
-	inSession(r, "s", `set -ex`)
-	res = inSession(r, "s", long+"\nfalse\necho not-reached")
+	// The session's xtrace and pipefail apply to the command, not to the loader before it.
+	inSession(r, "s", `set -x -o pipefail`)
+	res = inSession(r, "s", long+"\n[[ -o pipefail ]] && echo pf-on")
 	// (The loader runs the command through eval, whose trace lines start with ++, as without a session.)
-	if !strings.HasSuffix(res.Output, "++ echo 3\n3\n++ false") || *res.Details.ExitCode != 1 {
-		t.Errorf("set -ex: %q", res.Output[max(0, len(res.Output)-300):])
+	if !strings.HasSuffix(res.Output, "++ echo 3\n3\n++ [[ -o pipefail ]]\n++ echo pf-on\npf-on") || *res.Details.ExitCode != 0 {
+		t.Errorf("set -x -o pipefail: %q", res.Output[max(0, len(res.Output)-300):])
 	}
 }
 

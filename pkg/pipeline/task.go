@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,12 +72,12 @@ func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Dura
 		proc.Release()
 	}
 	if err != nil {
-		return Failed(req.Command, req.Cwd, err)
+		return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
 	}
 	if rec.Running() {
 		rd, err := t.Store.ReadOutput(rec.TaskID, tasks.DefaultReader, r.c.MaxBytes, 0)
 		if err != nil {
-			return Failed(req.Command, req.Cwd, err)
+			return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
 		}
 		res := tasks.ReadResult(rd)
 		// Say that the command goes on, and how to read on.
@@ -147,7 +148,7 @@ func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *fl
 		in.Err = fmt.Errorf("task not started: %w", err)
 		return tasks.Record{}, p.finish(), nil, false
 	}
-	rr.Task = &run.Task{Dir: t.Store.Dir, ID: id, Attached: attached}
+	rr.Task = &run.Task{Dir: run.Raw(t.Store.Dir), ID: id, Attached: attached}
 	startCtx := context.WithoutCancel(ctx)
 	if attached {
 		startCtx = ctx

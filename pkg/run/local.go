@@ -245,6 +245,19 @@ const (
 		`from descriptor 3 (a wrapper that closes descriptors, such as sudo, cannot run it)" >&2; \command exit 125`
 )
 
+// shellOptions are the options the shell gets before `-c`. bash gets --norc: Debian's and Ubuntu's bash
+// read ~/.bashrc for a non-interactive `bash -c` when SSH_CLIENT is set and SHLVL is not (`ssh host
+// agentbash …`), or when stdin is a socket, which costs every command the rc's time and its side effects;
+// what the rc defines reaches commands only through the snapshot (README "A 30-second tour"). And it gets
+// expand_aliases, so an alias works on the line after its definition in every run, with or without a
+// snapshot or a session (README "Sessions"), at no cost: no start-up file is needed for it.
+func shellOptions(shell string) []string {
+	if filepath.Base(shell) == "bash" {
+		return []string{"--norc", "-O", "expand_aliases"}
+	}
+	return nil
+}
+
 // checkCommand refuses a command that no shell can be given: one with a NUL byte (an argument cannot hold
 // one, and a long command would be cut at it).
 func checkCommand(command string) error {
@@ -277,7 +290,8 @@ func startShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
 			}
 		}
 		// `--` ends the shell's options: a script that starts with - or + (`-x`) is script text.
-		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), "-c", "--", script)
+		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), shellOptions(spec.Shell)...)
+		args = append(args, "-c", "--", script)
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Dir = spec.Dir
 		cmd.Env = withoutLastArg(spec.Env)

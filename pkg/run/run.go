@@ -134,11 +134,11 @@ type Request struct {
 
 // Output configures a run's sink and artifact (SPEC §3.6, §3.8).
 type Output struct {
-	MaxBytes         int    `json:"maxBytes"`         // the shown window, bytes; 0 is the default
-	Head             int    `json:"head"`             // line limit on the whole stream, -1 for none
-	Tail             int    `json:"tail"`             // line limit on the whole stream, -1 for none
-	ArtifactDir      string `json:"artifactDir"`      // absolute
-	ArtifactMaxBytes int64  `json:"artifactMaxBytes"` // cap on one artifact, bytes; 0 is the default
+	MaxBytes         int   `json:"maxBytes"`         // the shown window, bytes; 0 is the default
+	Head             int   `json:"head"`             // line limit on the whole stream, -1 for none
+	Tail             int   `json:"tail"`             // line limit on the whole stream, -1 for none
+	ArtifactDir      Raw   `json:"artifactDir"`      // absolute
+	ArtifactMaxBytes int64 `json:"artifactMaxBytes"` // cap on one artifact, bytes; 0 is the default
 	// Command and Cwd are recorded in the artifact's metadata (`artifact list`).
 	Command string `json:"command"`
 	Cwd     string `json:"cwd"`
@@ -150,7 +150,7 @@ type Output struct {
 // client, runs the command to its end and records it under ID in the task store at Dir (pkg/tasks),
 // whose record the client created.
 type Task struct {
-	Dir string `json:"dir"` // absolute
+	Dir Raw    `json:"dir"` // absolute
 	ID  string `json:"id"`
 	// Attached keeps the run in the foreground until the client detaches it (`run --yield`): until then
 	// the client's end (a Ctrl-C, a SIGKILL) kills the tree as for any run (SPEC §11).

@@ -136,7 +136,7 @@ func (s Store) Cwd(name string) string {
 	if err != nil {
 		return ""
 	}
-	return st.State.Cwd
+	return string(st.State.Cwd)
 }
 
 // enqueue takes a place in this process's queue for session name without waiting; [ticket.Acquire] then
@@ -313,6 +313,7 @@ type Lease struct {
 	prelude  string   // run.NONCE.sh, while a foreground command's prelude exists
 	dump     string   // dump.NONCE, the file its EXIT trap writes
 	explicit []string // the names of the command's explicit environment
+	base     Base     // what the command's rc snapshot defines
 	released bool
 }
 
@@ -325,7 +326,7 @@ func (l *Lease) load() error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", l.Name, err)
 	}
-	l.state, l.Cwd = &st.State, st.State.Cwd
+	l.state, l.Cwd = &st.State, string(st.State.Cwd)
 	return nil
 }
 
@@ -484,7 +485,7 @@ func (s Store) info(name string) (Info, *State, error) {
 	if err != nil {
 		return info, nil, fmt.Errorf("session %s: %w", name, err)
 	}
-	info.Cwd = st.State.Cwd
+	info.Cwd = string(st.State.Cwd)
 	return info, &st.State, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbash/agentbash/pkg/run"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -20,8 +21,8 @@ import (
 // State is what a session keeps between commands (SPEC §7.1). Variables and functions are kept as bash
 // prints them (`declare -p`, `declare -f`), so restoring them is bash's own re-input format.
 type State struct {
-	Cwd   string `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)
-	Umask string `json:"umask,omitempty"` // octal, as `umask` prints it
+	Cwd   run.Raw `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)
+	Umask string  `json:"umask,omitempty"` // octal, as `umask` prints it
 	// Shell options: the `set -o` and `shopt` options that are on and those that are off.
 	SetOn    []string `json:"setOn,omitempty"`
 	SetOff   []string `json:"setOff,omitempty"`
@@ -32,21 +33,66 @@ type State struct {
 	Vars  []Var    `json:"vars,omitempty"`
 	Unset []string `json:"unset,omitempty"`
 	// Functions is `declare -f`'s text; FunctionNames and ExportedFunctions name them.
-	Functions         string   `json:"functions,omitempty"`
+	Functions         run.Raw  `json:"functions,omitempty"`
 	FunctionNames     []string `json:"functionNames,omitempty"`
 	ExportedFunctions []string `json:"exportedFunctions,omitempty"`
 	Aliases           []Alias  `json:"aliases,omitempty"`
+	// UnsetFunctions and Unaliases are functions and aliases of the rc's snapshot that the session removed.
+	UnsetFunctions []string `json:"unsetFunctions,omitempty"`
+	Unaliases      []string `json:"unaliases,omitempty"`
+}
+
+// withoutBase leaves out of st the functions and aliases that are as base (the rc's snapshot the command
+// started from) defines them, and records those of base the command removed: the rc's definitions come
+// fresh with each command, and the session keeps only what its own commands defined or changed (README
+// "Sessions"). A function the session exported is its own. When the functions cannot be told apart
+// (declare -f's text does not split by name), all are kept.
+func (st *State) withoutBase(base Base) {
+	for _, name := range slices.Sorted(maps.Keys(base.Functions)) {
+		if !slices.Contains(st.FunctionNames, name) {
+			st.UnsetFunctions = append(st.UnsetFunctions, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(base.Aliases)) {
+		if !slices.ContainsFunc(st.Aliases, func(a Alias) bool { return a.Name == name }) {
+			st.Unaliases = append(st.Unaliases, name)
+		}
+	}
+	st.Aliases = slices.DeleteFunc(st.Aliases, func(a Alias) bool {
+		v, ok := base.Aliases[a.Name]
+		return ok && v == string(a.Value)
+	})
+	defs := splitFunctions(string(st.Functions), st.FunctionNames)
+	if len(base.Functions) == 0 || st.Functions == "" || len(defs) != len(st.FunctionNames) {
+		return
+	}
+	var keep, names []string
+	for i, name := range st.FunctionNames {
+		rc, ok := base.Functions[name]
+		if ok && strings.TrimSuffix(rc, "\n") == defs[i] && !slices.Contains(st.ExportedFunctions, name) {
+			continue
+		}
+		keep, names = append(keep, defs[i]), append(names, name)
+	}
+	st.Functions, st.FunctionNames = run.Raw(strings.Join(keep, "\n")), names
+}
+
+// Base is what the command's rc snapshot defines (pkg/snapshot's Definitions): functions as `declare -f
+// NAME` prints them and alias values, by name.
+type Base struct {
+	Functions map[string]string
+	Aliases   map[string]string
 }
 
 // Var is one variable: its name and `declare -p`'s line(s) for it (`declare -x FOO="bar"`).
 type Var struct {
-	Name    string `json:"name"`
-	Declare string `json:"declare"`
+	Name    string  `json:"name"`
+	Declare run.Raw `json:"declare"`
 }
 
 // flags are the attribute letters of the declare line (`x`, `r`, `a` …), "" for none (`declare --`).
 func (v Var) flags() string {
-	rest, _ := strings.CutPrefix(v.Declare, "declare -")
+	rest, _ := strings.CutPrefix(string(v.Declare), "declare -")
 	f, _, _ := strings.Cut(rest, " ")
 	if f == "-" {
 		return ""
@@ -58,16 +104,18 @@ func (v Var) exported() bool { return strings.Contains(v.flags(), "x") }
 
 // Alias is one alias.
 type Alias struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string  `json:"name"`
+	Value run.Raw `json:"value"`
 }
 
 // Options that are the shell's own condition rather than a choice a later command should inherit, or
 // that would stop it from running: they are never restored.
 var (
 	// verbose is not kept: bash echoes every line it reads, so the next command's prelude would be printed
-	// into its output.
-	skipSet = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose"}
+	// into its output. errexit and nounset are scoped to the command that set them: carried over, they
+	// make later, unrelated commands stop silently (`false; echo after` printing nothing two calls later).
+	skipSet = []string{"monitor", "history", "histexpand", "emacs", "vi", "onecmd", "restricted", "noexec", "privileged", "verbose",
+		"errexit", "nounset"}
 	// extdebug is not kept: set at start-up, it makes bash look for its debugger on every command.
 	skipShopt = []string{"login_shell", "restricted_shell", "extdebug"}
 )
@@ -175,7 +223,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 		case "V":
 			decls = a
 		case "F":
-			st.Functions = strings.TrimSuffix(a, "\n")
+			st.Functions = run.Raw(strings.TrimSuffix(a, "\n"))
 		case "G": // `declare -F`: `declare -f NAME` or `declare -fx NAME` lines
 			for _, l := range strings.Split(a, "\n") {
 				flags, name, ok := strings.Cut(strings.TrimPrefix(l, "declare "), " ")
@@ -193,7 +241,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			return State{}, fmt.Errorf("state dump: unknown record %q", tag)
 		}
 	}
-	st.Cwd = cmp.Or(pwd, logical)
+	st.Cwd = run.Raw(cmp.Or(pwd, logical))
 	for _, n := range setNames {
 		if !slices.Contains(skipSet, n) {
 			if slices.Contains(setOn, n) {
@@ -245,7 +293,7 @@ func parseDump(data []byte, prev *State, explicit []string) (State, error) {
 			// gives these no other attribute: one made read-only, an integer … is kept.
 			continue // as bash set it
 		}
-		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(v.Declare, "=") {
+		if v.Name == "OLDPWD" && !v.scalar && v.flags == "x" && !strings.Contains(string(v.Declare), "=") {
 			// Bash declares OLDPWD exported without a value when the environment has none, or one that
 			// is not a directory; restored, such a declaration would change nothing anyway.
 			continue
@@ -320,7 +368,7 @@ func parseDeclares(text string) ([]declared, error) {
 		if !isIdentifier(d.Name) {
 			continue
 		}
-		d.Declare = text[stmt.Pos().Offset():stmt.End().Offset()]
+		d.Declare = run.Raw(text[stmt.Pos().Offset():stmt.End().Offset()])
 		out = append(out, d)
 	}
 	return out, nil
@@ -343,7 +391,7 @@ func parseAliases(text string) ([]Alias, error) {
 			return nil, fmt.Errorf("state dump: an alias: %w", err)
 		}
 		if name, value, ok := strings.Cut(def, "="); ok {
-			out = append(out, Alias{Name: name, Value: value})
+			out = append(out, Alias{Name: name, Value: run.Raw(value)})
 		}
 	}
 	return out, nil
@@ -388,7 +436,7 @@ func (st *State) body() string {
 		lines = append(lines, "\\builtin shopt -u "+strings.Join(off, " "))
 	}
 	for _, v := range st.Vars {
-		lines = append(lines, v.Declare) // `declare`, not `\builtin declare`: only the keyword takes a=(…)
+		lines = append(lines, string(v.Declare)) // `declare`, not `\builtin declare`: only the keyword takes a=(…)
 		if !v.exported() {
 			lines = append(lines, "\\builtin declare +x -- "+v.Name) // inherited, then unexported
 		}
@@ -407,7 +455,7 @@ func (st *State) body() string {
 		if !slices.Contains(st.ShoptOn, "extglob") {
 			b.WriteString("\\builtin shopt -s extglob\n")
 		}
-		for _, f := range splitFunctions(st.Functions, st.FunctionNames) {
+		for _, f := range splitFunctions(string(st.Functions), st.FunctionNames) {
 			b.WriteString("\\builtin eval -- " + quote(f) + " 2>/dev/null\n")
 		}
 		if !slices.Contains(st.ShoptOn, "extglob") {
@@ -419,7 +467,13 @@ func (st *State) body() string {
 		lines = append(lines, "\\builtin export -f -- "+quote(f))
 	}
 	for _, a := range st.Aliases {
-		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+a.Value))
+		lines = append(lines, "\\builtin alias -- "+quote(a.Name+"="+string(a.Value)))
+	}
+	for _, n := range st.UnsetFunctions {
+		lines = append(lines, "\\builtin unset -f -- "+quote(n))
+	}
+	for _, n := range st.Unaliases {
+		lines = append(lines, "\\builtin unalias -- "+quote(n))
 	}
 	writeGroups(&b, lines)
 	return b.String()
@@ -495,10 +549,17 @@ func (st *State) setOptions() string {
 	}
 	set := []string{"\\builtin set"}
 	for _, n := range st.SetOff {
-		set = append(set, "+o", n)
+		if !slices.Contains(skipSet, n) { // a state saved before an option was skipped
+			set = append(set, "+o", n)
+		}
 	}
 	for _, n := range st.SetOn {
-		set = append(set, "-o", n)
+		if !slices.Contains(skipSet, n) {
+			set = append(set, "-o", n)
+		}
+	}
+	if len(set) == 1 {
+		return ""
 	}
 	return strings.Join(set, " ")
 }
@@ -527,6 +588,9 @@ type Prelude struct {
 	// Capture sets the EXIT trap that saves what the command leaves, for [Lease.Commit]. Tasks do not
 	// capture: they never write the session back.
 	Capture bool
+	// Base is what BashEnv defines when it is agentbash's snapshot of the rc (empty otherwise): what the
+	// command leaves as Base defines it is not kept, so the rc's definitions come fresh each command.
+	Base Base
 	// OptionsInCommand leaves the `set -o` options out of the prelude, for [Lease.OptionsPrefix] to
 	// restore on the command's first line: for a command that reaches the shell through pkg/run's loader
 	// (too long for one argument), which must run without the session's errexit or xtrace.
@@ -588,7 +652,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		b.WriteString("} 2>/dev/null\n")
 	}
 	if p.Capture {
-		l.explicit = explicit
+		l.explicit, l.base = explicit, p.Base
 	}
 	b.WriteString(l.state.setLine(p.OptionsInCommand))
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
@@ -620,6 +684,7 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if err != nil {
 		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
 	}
+	st.withoutBase(l.base)
 	out, err := json.Marshal(stored{Name: l.Name, State: st})
 	if err == nil {
 		err = writeFile(filepath.Join(l.dir, stateFile), out)
@@ -627,8 +692,8 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if err != nil {
 		return "", false, "", fmt.Errorf("session %s: save the state: %w", l.Name, err)
 	}
-	l.state, l.Cwd = &st, st.Cwd
-	return st.Cwd, true, "", nil
+	l.state, l.Cwd = &st, string(st.Cwd)
+	return string(st.Cwd), true, "", nil
 }
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves

@@ -175,12 +175,12 @@ var (
 		"interactive-comments", "errexit", "nounset", "xtrace", "verbose", "noexec"}
 )
 
-// script writes the snapshot: options first (a function using extglob patterns only parses once extglob
+// script writes the snapshot (and returns with it its definitions, see [Definitions]): options first (a function using extglob patterns only parses once extglob
 // is on), then the PATH entries the rc added, the functions kept functions and aliases need (defined
 // before the aliases, as `declare -f` printed them with the rc's aliases already expanded), the aliases,
 // and last expand_aliases, so aliases work in the command. Its own commands are written `\builtin …`,
 // so no alias or function (none named like a builtin is defined) changes them.
-func (d dump) script(rc, inheritedPath string) []byte {
+func (d dump) script(rc, inheritedPath string) (script, defs []byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# agentbash shell snapshot of %s: options, PATH additions, functions and aliases\n", rc)
 	for _, l := range d.shopts {
@@ -202,14 +202,17 @@ func (d dump) script(rc, inheritedPath string) []byte {
 			aliases = append(aliases, a)
 		}
 	}
+	var ds strings.Builder
 	for _, f := range neededFunctions(d.funcs, aliases, d.leftOut) {
 		b.WriteString(f.body + "\n")
+		ds.WriteString("F\x00" + f.name + "\x00" + f.body + "\x00")
 	}
 	for _, a := range aliases {
 		b.WriteString("\\builtin alias -- " + quote(a[0]+"="+a[1]) + "\n")
+		ds.WriteString("A\x00" + a[0] + "\x00" + a[1] + "\x00")
 	}
 	b.WriteString("\\builtin shopt -s expand_aliases\n\\builtin unset BASH_ENV\n")
-	return []byte(b.String())
+	return []byte(b.String()), []byte(ds.String())
 }
 
 func quote(s string) string {

@@ -109,10 +109,10 @@ var errIncomplete = errors.New("the shell ended before the snapshot was taken " 
 // generate makes the snapshot through the helper (see [Main]) and builds the script from its dump. It
 // returns the files the rc read (sourced, directly or not), also when the dump failed, so that a
 // failure is retried when any of them changes.
-func generate(ctx context.Context, o Options) (script []byte, sources []string, err error) {
+func generate(ctx context.Context, o Options) (script, defs []byte, sources []string, err error) {
 	path, argv, err := helperArgv(o)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var env []string
 	for _, kv := range o.Env {
@@ -125,7 +125,7 @@ func generate(ctx context.Context, o Options) (script []byte, sources []string, 
 	inherited := inheritedPath(o.Env)
 	traceR, traceW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, fmt.Errorf("trace pipe: %w", err)
+		return nil, nil, nil, fmt.Errorf("trace pipe: %w", err)
 	}
 	defer traceR.Close()
 	traced := make(chan trace, 1)
@@ -164,24 +164,25 @@ func generate(ctx context.Context, o Options) (script []byte, sources []string, 
 	line := strings.TrimSpace(status.String())
 	switch {
 	case line == "timeout":
-		return nil, t.files(inherited), fmt.Errorf("timed out after %s", o.Timeout)
+		return nil, nil, t.files(inherited), fmt.Errorf("timed out after %s", o.Timeout)
 	case ctx.Err() != nil:
-		return nil, t.files(inherited), fmt.Errorf("cancelled") // Ensure caches nothing then
+		return nil, nil, t.files(inherited), fmt.Errorf("cancelled") // Ensure caches nothing then
 	case line == "cancelled" || backstop.Err() != nil:
-		return nil, t.files(inherited), fmt.Errorf("timed out after %s (the helper did not stop in time)", o.Timeout)
+		return nil, nil, t.files(inherited), fmt.Errorf("timed out after %s (the helper did not stop in time)", o.Timeout)
 	case runErr != nil || strings.Contains(line, "\n") || !strings.HasPrefix(line, "exit ") && !strings.HasPrefix(line, "signal "):
 		if len(line) > 200 {
 			line = line[:200] + "…"
 		}
-		return nil, t.files(inherited), fmt.Errorf("snapshot helper failed (%v): %s", runErr, line)
+		return nil, nil, t.files(inherited), fmt.Errorf("snapshot helper failed (%v): %s", runErr, line)
 	case strings.HasPrefix(line, "signal "):
-		return nil, t.files(inherited), fmt.Errorf("the shell was killed by %s", strings.TrimPrefix(line, "signal "))
+		return nil, nil, t.files(inherited), fmt.Errorf("the shell was killed by %s", strings.TrimPrefix(line, "signal "))
 	case line != "exit 0":
-		return nil, t.files(inherited), fmt.Errorf("the shell exited with status %s", strings.TrimPrefix(line, "exit "))
+		return nil, nil, t.files(inherited), fmt.Errorf("the shell exited with status %s", strings.TrimPrefix(line, "exit "))
 	}
 	d, err := parseDump(out.Bytes())
 	if err != nil {
-		return nil, t.files(inherited), err
+		return nil, nil, t.files(inherited), err
 	}
-	return d.script(o.RCFile, inherited), t.files(d.path), nil
+	script, defs = d.script(o.RCFile, inherited)
+	return script, defs, t.files(d.path), nil
 }

@@ -193,7 +193,7 @@ func BenchmarkGenerate(b *testing.B) {
 			os.WriteFile(rc, []byte(makeRC(n)), 0o600)
 			o := Options{Shell: bash, RCFile: rc, Env: os.Environ(), Timeout: 30 * time.Second}
 			for b.Loop() {
-				if _, _, err := generate(context.Background(), o); err != nil {
+				if _, _, _, err := generate(context.Background(), o); err != nil {
 					b.Fatal(err)
 				}
 			}

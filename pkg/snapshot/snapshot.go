@@ -63,7 +63,7 @@ type fileStamp struct {
 }
 
 // stampVersion changes when the snapshot's format does, so older caches are rebuilt.
-const stampVersion = 4 // 4: inherit_errexit and BASH_COMPAT no longer leak into the snapshot
+const stampVersion = 5 // 5: the definitions file beside the script; 4: inherit_errexit and BASH_COMPAT no longer leak
 
 func statFile(path string) fileStamp {
 	fi, err := os.Stat(path)
@@ -124,7 +124,7 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 		}
 	}
 
-	body, sources, genErr := generate(ctx, o)
+	body, defs, sources, genErr := generate(ctx, o)
 	if ctx.Err() != nil {
 		return "", "" // agentbash was cancelled: nothing learned about the rc file, nothing cached
 	}
@@ -143,6 +143,9 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 		st.Status = "failed: " + genErr.Error()
 		_ = writeStamp(stampFile, st)
 		return "", "shell snapshot of " + o.RCFile + " failed: " + genErr.Error()
+	}
+	if err := writeAtomic(definitionsFile(script), defs); err != nil {
+		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}
 	if err := writeAtomic(script, body); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
@@ -191,4 +194,38 @@ func inheritedPath(env []string) string {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// Definitions are the functions and aliases a snapshot defines, by name: a function as `declare -f NAME`
+// prints it, an alias's value. A session compares what its command left with them, so that it keeps only
+// its own definitions and takes the rc's fresh each command (README "Sessions").
+type Definitions struct {
+	Functions map[string]string
+	Aliases   map[string]string
+}
+
+// definitionsFile is where the definitions of the snapshot script are kept: beside it.
+func definitionsFile(script string) string {
+	return strings.TrimSuffix(script, ".sh") + ".defs"
+}
+
+// ReadDefinitions returns the definitions of the snapshot at script, the path [Ensure] returned.
+func ReadDefinitions(script string) (Definitions, error) {
+	b, err := os.ReadFile(definitionsFile(script))
+	if err != nil {
+		return Definitions{}, err
+	}
+	d := Definitions{Functions: map[string]string{}, Aliases: map[string]string{}}
+	fields := strings.Split(string(b), "\x00")
+	for i := 0; i+2 < len(fields); i += 3 {
+		switch fields[i] {
+		case "F":
+			d.Functions[fields[i+1]] = fields[i+2]
+		case "A":
+			d.Aliases[fields[i+1]] = fields[i+2]
+		default:
+			return Definitions{}, fmt.Errorf("snapshot definitions %s: unknown record %q", definitionsFile(script), fields[i])
+		}
+	}
+	return d, nil
 }

@@ -309,7 +309,8 @@ func Spawn() (*Process, error) {
 // set, it offers the supervisor for reuse, and the run hands it back to home when it ended.
 func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, error) {
 	rn := &Run{p: p, home: home, live: r.Live}
-	spec := Spec{Command: r.Command, Shell: r.Target.Shell, Dir: r.Target.Dir, Env: r.Env, Wrapper: r.Wrapper,
+	spec := Spec{Command: run.Raw(r.Command), Shell: run.Raw(r.Target.Shell), Dir: run.Raw(r.Target.Dir),
+		Env: r.Env, Wrapper: r.Wrapper,
 		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task,
 		Reuse: home != nil}
 	var rights []byte

@@ -23,7 +23,7 @@ type output struct {
 
 // newOutput builds the sink for o; live, when set, receives the sanitized text as it arrives.
 func newOutput(o run.Output, live io.Writer) *output {
-	out := &output{o: o, store: artifact.Store{Dir: o.ArtifactDir}, start: time.Now()}
+	out := &output{o: o, store: artifact.Store{Dir: string(o.ArtifactDir)}, start: time.Now()}
 	_ = out.store.Mkdir() // $ARTIFACTS should exist; a failure is reported if an artifact is needed
 	out.sink = sink.New(sink.Options{
 		MaxBytes:         o.MaxBytes,

@@ -224,10 +224,10 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 		in = stdin
 	}
 	outcome, runErr = run.Local{}.Run(ctx, run.Spec{
-		Command:   spec.Command,
-		Shell:     spec.Shell,
+		Command:   string(spec.Command),
+		Shell:     string(spec.Shell),
 		Wrapper:   spec.Wrapper,
-		Dir:       spec.Dir,
+		Dir:       string(spec.Dir),
 		Env:       env.of(spec.Env),
 		Stdin:     in,
 		Timeout:   spec.Timeout,

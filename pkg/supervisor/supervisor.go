@@ -47,13 +47,14 @@ const (
 	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits, unless reusable
 )
 
-// Spec is one run as it travels to the supervisor: [run.Request] in plain data.
+// Spec is one run as it travels to the supervisor: [run.Request] in plain data. What may hold any bytes
+// (the command, paths, the environment) is a [run.Raw]: it reaches the shell byte for byte.
 type Spec struct {
-	Command string   `json:"command"` // the script given to `Shell -c`
-	Shell   string   `json:"shell"`   // absolute path
-	Dir     string   `json:"dir"`     // absolute working directory
-	Env     []string `json:"env"`     // KEY=VALUE layers over the supervisor's environment (run.Environ)
-	Wrapper []string `json:"wrapper,omitempty"`
+	Command run.Raw     `json:"command"` // the script given to `Shell -c`
+	Shell   run.Raw     `json:"shell"`   // absolute path
+	Dir     run.Raw     `json:"dir"`     // absolute working directory
+	Env     run.RawList `json:"env"`     // KEY=VALUE layers over the supervisor's environment (run.Environ)
+	Wrapper run.RawList `json:"wrapper,omitempty"`
 	// Stdin: the command's stdin is the descriptor sent with the start request; false is /dev/null.
 	Stdin     bool          `json:"stdin,omitempty"`
 	Timeout   time.Duration `json:"timeout"`   // nanoseconds; must be positive

@@ -42,7 +42,7 @@ func spec(t *testing.T, command string, timeout time.Duration) run.Request {
 	return run.Request{
 		Command: command, Target: run.Target{Shell: bash, Dir: t.TempDir()},
 		Timeout: timeout, KillGrace: time.Second,
-		Output: run.Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: filepath.Join(t.TempDir(), "art")},
+		Output: run.Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: run.Raw(filepath.Join(t.TempDir(), "art"))},
 	}
 }
 

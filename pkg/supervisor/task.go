@@ -23,7 +23,7 @@ type detached struct {
 }
 
 func newDetached(t *run.Task) (*detached, error) {
-	d := &detached{store: tasks.Store{Dir: t.Dir}, id: t.ID}
+	d := &detached{store: tasks.Store{Dir: string(t.Dir)}, id: t.ID}
 	rec, err := d.store.Load(t.ID)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (d *detached) started(pid int, out *output) error {
 	d.rec.SupervisorStart, _ = tasks.StartTime(os.Getpid())
 	if out.created != "" {
 		d.rec.ArtifactID = out.created
-		d.rec.ArtifactPath, _ = artifact.Store{Dir: out.o.ArtifactDir}.Path(out.created)
+		d.rec.ArtifactPath, _ = artifact.Store{Dir: string(out.o.ArtifactDir)}.Path(out.created)
 	}
 	d.rec.ArtifactCap = out.o.ArtifactMaxBytes
 	if d.rec.ArtifactCap <= 0 {

@@ -19,7 +19,7 @@ func startTask(t *testing.T, r run.Request) (tasks.Store, tasks.Record) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Task, r.Output.Keep = &run.Task{Dir: store.Dir, ID: id}, true
+	r.Task, r.Output.Keep = &run.Task{Dir: run.Raw(store.Dir), ID: id}, true
 	p, err := (&Local{}).Start(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
