@@ -7,6 +7,7 @@
 // <id>.tail.<offset> the output past the artifact cap ([TailWriter]). Ids are canonical decimal numbers, each
 // record created whole by linking a temporary file to its name (the link fails when the id is taken), so
 // concurrent processes never share one and no record is ever empty, and they are checked before they name a file.
+// An id is never given twice, also once its record was pruned: last-id keeps the largest one given.
 //
 // The supervisor writes the record when the shell runs (status running, with its pid and its own) and once
 // more when the run ended (the final status, the outcome, the sink's summary): completion is recorded exactly
@@ -26,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -173,15 +176,21 @@ func (s Store) Mkdir() error {
 }
 
 // Create allocates a new id and writes rec under it (Status starting unless set), returning the id. The
-// id is one more than the largest in the directory, retried on O_EXCL collisions with other processes.
+// id is one more than the largest ever given in the directory: the largest record's, or the mark in
+// lastIDFile when it is larger (the records of the newest tasks may have been pruned), so an id is never
+// given twice and a stale one names nothing. Processes take turns over the allocation (a flock on
+// lastIDFile); the record is created by linking (see [Store]), so even without the lock no two share an id.
 func (s Store) Create(rec Record) (string, error) {
 	if err := s.Mkdir(); err != nil {
 		return "", err
 	}
+	unlock := s.lockIDs()
+	defer unlock()
 	next, err := s.maxID()
 	if err != nil {
 		return "", err
 	}
+	next = max(next, s.lastID())
 	if rec.Status == "" {
 		rec.Status = StatusStarting
 	}
@@ -207,9 +216,48 @@ func (s Store) Create(rec Record) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("task record: %w", err)
 		}
+		if err := s.replace(s.lastIDPath(), []byte(id+"\n")); err != nil {
+			s.Remove(id) // an id the mark does not hold could be given again once pruned
+			return "", err
+		}
 		return id, nil
 	}
 	return "", errors.New("task record: no free id")
+}
+
+// lastIDFile holds the largest task id given in the directory, in decimal (Create). Prune and Remove
+// leave it.
+const lastIDFile = "last-id"
+
+func (s Store) lastIDPath() string { return filepath.Join(s.Dir, lastIDFile) }
+
+// lastID is the mark in lastIDFile, 0 when there is none.
+func (s Store) lastID() uint64 {
+	b, err := os.ReadFile(s.lastIDPath())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// lockIDs takes the allocation lock, so concurrent processes take turns over reading and raising the
+// mark: an exclusive flock on the directory (one on lastIDFile would be lost when the mark is replaced by
+// a rename). A lock that cannot be taken is done
+// without: the links still keep ids apart, and only a prune that races the allocation could then lower
+// the mark.
+func (s Store) lockIDs() (unlock func()) {
+	d, err := os.Open(s.Dir)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return func() { d.Close() } // closing releases the lock
 }
 
 // maxID is the largest id in the directory, 0 when none.
