@@ -14,6 +14,13 @@
 // once, by the process that saw it, whether or not anyone watches. A record that says running while its
 // supervisor is gone (or its pid is another process now: the start time in /proc differs) is reported as
 // status error with the reason, never as running forever.
+//
+// A task owns its whole tree to the end (README "Background tasks"): when its shell ends while processes
+// it started still run, the final record is written then (with them in the outcome's leftoverPids and
+// their number in Leftovers), and the supervisor lives on as their subreaper, keeping Leftovers up to
+// date, until they are gone, a kill ends them (LeftoverKilled), or tasks.maxLifetime does. The record's
+// supervisorPid and start time say whether it still does: a record whose supervisor is gone has none
+// left.
 package tasks
 
 import (
@@ -112,6 +119,12 @@ type Record struct {
 	KillSignal int `json:"killSignal,omitempty"`
 	// LifetimeExceeded: tasks.maxLifetime ended the task.
 	LifetimeExceeded bool `json:"lifetimeExceeded,omitempty"`
+	// Leftovers is how many processes the task started still run after its shell ended: the task still
+	// owns them, and its supervisor stays their subreaper until they are gone (see [Store]). The
+	// supervisor keeps the number up to date; Load reads 0 once the supervisor is gone.
+	Leftovers int `json:"leftovers,omitempty"`
+	// LeftoverKilled is how many processes a kill (or tasks.maxLifetime) ended after the shell had.
+	LeftoverKilled int `json:"leftoverKilled,omitempty"`
 }
 
 // Running reports whether the task has not ended (starting or running).
@@ -365,8 +378,14 @@ const startingGrace = time.Minute
 // status error and the reason in Error (see [Store]); the file is left as it is.
 func (s Store) Load(id string) (Record, error) {
 	rec, err := s.load(id)
-	if err != nil || !rec.Running() {
+	if err != nil {
 		return rec, err
+	}
+	if !rec.Running() {
+		if rec.Leftovers > 0 && !Alive(rec.SupervisorPid, rec.SupervisorStart) {
+			rec.Leftovers = 0 // its supervisor, which owned them, is gone: nothing is the task's any more
+		}
+		return rec, nil
 	}
 	if reason := lost(rec); reason != "" {
 		// The supervisor may have written the final record since the first read: read once more.
@@ -453,8 +472,8 @@ func (s Store) List() ([]Record, error) {
 	return out, nil
 }
 
-// Prune removes the records of tasks that ended more than olderThan before now (running ones stay), and
-// returns their ids.
+// Prune removes the records of tasks that ended more than olderThan before now (running ones stay, and
+// those whose leftover processes still run), and returns their ids.
 func (s Store) Prune(olderThan time.Duration, now time.Time) ([]string, error) {
 	recs, err := s.List()
 	if err != nil {
@@ -462,7 +481,7 @@ func (s Store) Prune(olderThan time.Duration, now time.Time) ([]string, error) {
 	}
 	var removed []string
 	for _, r := range recs {
-		if r.Running() {
+		if r.Running() || r.Leftovers > 0 { // a task that still owns processes stays
 			continue
 		}
 		end := r.StartedAt
