@@ -430,9 +430,9 @@ func (r *requests) watch(cancel context.CancelCauseFunc, detached bool, killSign
 }
 
 // keep makes the watch of the run that ended the watch of what a task's shell left running (see
-// detached.ownLeftovers): from now on a signal to the supervisor cancels with cancel — one that came since
-// the shell ended at once — while the client's cancels and its end no longer reach it (they are about the
-// run, and the leftovers of a run that ended are not killed when its client goes).
+// detached.ownLeftovers): from now on a signal to the supervisor cancels with cancel (a signal that came
+// after the shell ended does so at once), while the client's cancels and its end no longer reach it: they
+// are about the run, and the leftovers of a run that ended are not killed when its client goes.
 func (r *requests) keep(cancel context.CancelCauseFunc) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -283,19 +283,19 @@ func (s Store) Kill(id string, sig syscall.Signal, limit time.Duration) (rec Rec
 		}
 		return rec, false, fmt.Errorf("task %s: kill supervisor %d: %w", id, rec.SupervisorPid, err)
 	}
-	if !rec.Running() {
-		// The supervisor exits once nothing of the task is left.
-		for deadline := time.Now().Add(limit); Alive(rec.SupervisorPid, rec.SupervisorStart) && time.Now().Before(deadline); {
-			time.Sleep(PollInterval)
+	deadline := time.Now().Add(limit)
+	if rec.Running() {
+		if rec, err = s.Wait(id, limit); err != nil || rec.Running() || rec.Status == StatusKilled || rec.Leftovers == 0 {
+			return rec, err == nil && rec.Status == StatusKilled, err
 		}
-		rec, err = s.Load(id)
-		return rec, err == nil && rec.LeftoverKilled > 0, err
+		// The shell ended by itself meanwhile and left processes running: the signal reaches them.
 	}
-	rec, err = s.Wait(id, limit)
-	if err != nil {
-		return rec, false, err
+	// The supervisor exits once nothing of the task is left.
+	for Alive(rec.SupervisorPid, rec.SupervisorStart) && time.Now().Before(deadline) {
+		time.Sleep(PollInterval)
 	}
-	return rec, rec.Status == StatusKilled, nil
+	rec, err = s.Load(id)
+	return rec, err == nil && rec.LeftoverKilled > 0, err
 }
 
 func (s Store) waitStarted(id string, limit time.Duration) (Record, error) {
