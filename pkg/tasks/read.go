@@ -257,12 +257,12 @@ func (s Store) Wait(id string, timeout time.Duration) (Record, error) {
 	}
 }
 
-// Kill stops task id (SPEC §8): sig goes to its supervisor, which kills the task's group and every
-// descendant as a timeout does (sig, then SIGKILL after the kill grace) and records the end. Kill returns
-// once the record says the task ended (or after limit), with killed false when it had already ended. A
-// task whose shell ended while processes it started run on still owns them (see [Store]): the kill goes
-// to its supervisor the same way, which ends them, records how many (LeftoverKilled) and exits; Kill
-// returns once it is gone, with killed true when it ended any.
+// Kill stops task id (README "Background tasks"): sig goes to its supervisor, which kills the task's group
+// and every descendant as a timeout does (sig, then SIGKILL after the kill grace) and records the end.
+// Kill returns once the record says the task ended (or after limit), with killed false when it had already
+// ended. A task whose shell ended while processes it started run on still owns them (see [Store]): the
+// kill goes to its supervisor the same way, which ends them, records how many (LeftoverKilled) and exits;
+// Kill returns once it is gone, with killed true when it ended any.
 func (s Store) Kill(id string, sig syscall.Signal, limit time.Duration) (rec Record, killed bool, err error) {
 	rec, err = s.Load(id)
 	if err != nil || !rec.Running() && rec.Leftovers == 0 {
@@ -475,9 +475,9 @@ func ErrorResult(id string, err error) result.Result {
 	return r
 }
 
-// KillResult is the result of `kill` (SPEC §8): the task's status after the kill and details.killed; for a
-// task whose shell had ended before, killed says whether the kill ended processes it left running, and
-// details.leftoverKilled how many.
+// KillResult is the result of `kill` (README "Background tasks"): the task's status after the kill and
+// details.killed; for a task whose shell had ended before, killed says whether the kill ended processes it
+// left running, and details.leftoverKilled how many.
 func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)
 	r.Details.Killed = &killed
