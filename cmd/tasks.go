@@ -238,8 +238,9 @@ func newKillCmd(ios IO) *cobra.Command {
 		Use:   "kill ID",
 		Short: "Kill a background task: its group and every descendant",
 		Long: `Kill task ID as a timeout does: its process group and every descendant get SIGTERM (or --signal), then
-SIGKILL after killGrace; kill returns once nothing of it is left. details.killed is false when the task
-had already ended. Exit 0 either way; 1 for an unknown or malformed id.`,
+SIGKILL after killGrace; kill returns once nothing of it is left. A task whose shell ended while processes
+it started ran on still owns them: kill ends them and says how many (details.leftoverKilled).
+details.killed is false when the task had already ended and nothing of it ran. Exit 0 either way; 1 for an unknown or malformed id.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, err := taskID(args[0])
@@ -283,7 +284,9 @@ func newTasksCmd(ios IO) *cobra.Command {
 		Short: "List background tasks: running ones and those that ended in the last 24 hours",
 		Long: `List background tasks: those running and those that ended in the last 24 hours (--all: every task kept),
 as a table (id, status, pid, age, command), or with --json as an array of
-{taskId, status, pid, command, cwd, startedAt, endedAt, exitCode}.`,
+{taskId, status, pid, command, cwd, startedAt, endedAt, exitCode, leftoverCount}. leftoverCount is how many
+processes a task's shell left running when it ended (the task still owns them: kill ends them); the
+table shows them after the status.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
 			_, store, _, err := taskEnv(c, ios)
@@ -335,7 +338,7 @@ func newTasksKillCmd(ios IO) *cobra.Command {
 		Use:   "kill --all",
 		Short: "Kill every running background task",
 		Long: `Kill every running background task, all at once, as agentbash kill does one: each gets SIGTERM,
-then SIGKILL after its grace. Prints a JSON array of the kill results ([] when nothing ran), or their
+then SIGKILL after its grace; so do the processes an ended task's shell left running. Prints a JSON array of the kill results ([] when nothing ran), or their
 texts.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -353,7 +356,7 @@ texts.`,
 			// All at once: each kill waits out its own grace, in parallel.
 			var running []tasks.Record
 			for _, rec := range recs {
-				if rec.Running() {
+				if rec.Running() || rec.Leftovers > 0 {
 					running = append(running, rec)
 				}
 			}

@@ -91,6 +91,12 @@ func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Dura
 	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && rec.Status == tasks.StatusCancelled {
 		res.CancelSignal = c.Signal
 	}
+	if rec.Leftovers > 0 {
+		// Its shell ended, but processes it started run on: the task owns them to the end (README
+		// "Background tasks"), so it stays, and the result names it (agentbash kill ID ends them).
+		res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		return res
+	}
 	d := &res.Details
 	d.TaskID, d.Pid, d.SupervisorPid, d.StartedAt, d.EndedAt = "", 0, 0, "", ""
 	if s := rec.Summary; s != nil && !s.Truncated && !s.Binary && s.ArtifactID != "" {

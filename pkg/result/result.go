@@ -101,7 +101,9 @@ type Details struct {
 	Lossy         bool   `json:"lossy,omitempty"`
 	SkippedBytes  int64  `json:"skippedBytes,omitempty"`
 	Killed        *bool  `json:"killed,omitempty"`
-	Error         string `json:"error,omitempty"`
+	// LeftoverKilled (kill): how many processes the kill ended that the task's shell had left running.
+	LeftoverKilled int    `json:"leftoverKilled,omitempty"`
+	Error          string `json:"error,omitempty"`
 	// Sessions (SPEC §7.1): the session the command ran in, and where it ended when its state was kept
 	// (the next command's cwd).
 	Session  string `json:"session,omitempty"`

@@ -400,6 +400,33 @@ func KillTree(pid int, grace time.Duration) {
 	killAll(pid)
 }
 
+// Leftovers returns the live descendants of this process and collects those that ended: after a run
+// whose shell ended, what it left running (orphans reparented to this process, the subreaper). Linux;
+// elsewhere it is empty (see [BecomeSubreaper]).
+func Leftovers() []int {
+	live, zombies := descendants()
+	reap(zombies, 0)
+	return live
+}
+
+// EndLeftovers ends every descendant of this process as a kill ends a tree: sig (and SIGCONT), then
+// SIGKILL once they are gone or grace has passed, again and again until none is left. It is for a
+// supervisor whose command's shell has ended (its process group is not signalled: once the shell is
+// collected its id may be another process's), and returns how many processes it ended.
+func EndLeftovers(sig unix.Signal, grace time.Duration) (ended int) {
+	live := Leftovers()
+	for _, s := range withCont(sig) {
+		signalLeaders(0, live, s)
+	}
+	seen := live
+	for deadline := time.Now().Add(grace); len(live) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		live = Leftovers()
+		seen = signalNew(0, live, seen, sig)
+	}
+	return len(union(seen, killAll(0)))
+}
+
 // BecomeSubreaper makes this process the child subreaper of its descendants (Linux; elsewhere it does
 // nothing): an orphan of its tree is reparented to it, not to init, so [KillTree] finds it. A process that
 // runs other trees too must not call it.
@@ -409,27 +436,31 @@ func BecomeSubreaper() { becomeSubreaper() }
 // reported as survivors by the next sweep's caller, which cannot do better.
 const killSweepMax = 2 * time.Second
 
-// killAll SIGKILLs the process group of pid and every descendant, again and again until none is left: a
-// process that forks (or setsid-forks) between two sweeps leaves an orphan that is reparented to us and
-// found by the next sweep. Descendants are stopped (SIGSTOP) before they are killed, so a fork loop is
-// frozen in place while the sweep finishes.
-func killAll(pid int) {
+// killAll SIGKILLs the process group of pid (none when pid is 0) and every descendant, again and again
+// until none is left: a process that forks (or setsid-forks) between two sweeps leaves an orphan that is
+// reparented to us and found by the next sweep. Descendants are stopped (SIGSTOP) before they are
+// killed, so a fork loop is frozen in place while the sweep finishes. It returns the descendants it
+// found alive.
+func killAll(pid int) (seen []int) {
 	deadline := time.Now().Add(killSweepMax)
 	for empty := 0; ; {
-		_ = unix.Kill(-pid, unix.SIGKILL)
+		if pid > 0 {
+			_ = unix.Kill(-pid, unix.SIGKILL)
+		}
 		live, zombies := descendants()
 		reap(zombies, pid)
+		seen = union(seen, live)
 		if len(live) == 0 {
 			// Confirm: a fork in flight during this look shows up in the next one.
 			if empty++; empty == 3 {
-				return
+				return seen
 			}
 			time.Sleep(time.Millisecond)
 			continue
 		}
 		empty = 0
 		if time.Now().After(deadline) {
-			return
+			return seen
 		}
 		signalAll(live, unix.SIGSTOP)
 		signalGroups(pid, live, unix.SIGKILL)
@@ -477,10 +508,12 @@ func signalNew(pid int, live, signalled []int, sig unix.Signal) []int {
 	return append(signalled, fresh...)
 }
 
-// signalGroups sends sig to the process group led by pid, to each of live, and to the groups that those
-// of live lead (a descendant may have moved to a group of its own).
+// signalGroups sends sig to the process group led by pid (none when pid is 0), to each of live, and to
+// the groups that those of live lead (a descendant may have moved to a group of its own).
 func signalGroups(pid int, live []int, sig unix.Signal) {
-	_ = unix.Kill(-pid, sig)
+	if pid > 0 {
+		_ = unix.Kill(-pid, sig)
+	}
 	signalLeaders(pid, live, sig)
 }
 

@@ -253,9 +253,37 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 	if async != nil {
 		async.Close()
 	}
+	done := doneEvent(outcome, summary, runErr)
+	if task != nil && task.rec.Leftovers > 0 {
+		// The task's shell ended, what it started runs on, and the task owns it to the end: the client
+		// gets the result now, and this process stays the leftovers' subreaper until they are gone, a
+		// signal (`kill`) or tasks.maxLifetime ends them. It runs nothing more.
+		leftovers, end := context.WithCancelCause(context.Background())
+		defer end(nil)
+		reqs.keep(end)
+		if context.Cause(ctx) != errClientGone {
+			_ = ev.send(done)
+		}
+		task.ownLeftovers(leftovers, spec.KillGrace)
+		watched()
+		return false
+	}
 	// From here on a signal ends the supervisor as a spare's does, and the client's next requests are
 	// the next run's.
 	signalled := watched()
+	if context.Cause(ctx) == errClientGone {
+		return false // nobody to tell
+	}
+	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
+		len(outcome.LeftoverPids) == 0 && more && run.Childless()
+	if ev.send(done) != nil {
+		return false // a client that left meanwhile cannot be told; its tree is gone anyway
+	}
+	return done.Reusable
+}
+
+// doneEvent is the done event of a run that ended with outcome and summary, or with runErr.
+func doneEvent(outcome run.Outcome, summary sink.Summary, runErr error) Event {
 	done := Event{Op: OpDone}
 	switch {
 	case runErr == nil:
@@ -267,15 +295,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 	default:
 		done.Error = runErr.Error()
 	}
-	if context.Cause(ctx) == errClientGone {
-		return false // nobody to tell
-	}
-	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
-		len(outcome.LeftoverPids) == 0 && more && run.Childless()
-	if ev.send(done) != nil {
-		return false // a client that left meanwhile cannot be told; its tree is gone anyway
-	}
-	return done.Reusable
+	return done
 }
 
 // environ is the environment of a run, run.Environ(os.Environ(), layers), remembered for the last
@@ -316,6 +336,8 @@ type watcher struct {
 	detached   bool                    // a detached task ignores EOF
 	killSignal func() syscall.Signal   // a task's: the signal its tree gets first on a signal; nil: SIGTERM
 	signalled  bool                    // a signal came for the run
+	sigCause   error                   // the cause the last signal cancelled the run with
+	leftovers  bool                    // the run ended; what it left running is watched (keep)
 }
 
 // stop cancels the run with cause, or keeps cause for it until it is under way. r.mu is held.
@@ -361,6 +383,9 @@ func (r *requests) read(dec *json.Decoder) {
 		if w := r.run; w != nil {
 			switch req.Op {
 			case OpCancel:
+				if w.leftovers {
+					break // a cancel of the run, which has ended
+				}
 				if req.KillGrace != nil {
 					w.stop(cancelledWithGrace{grace: max(*req.KillGrace, 0)})
 				} else {
@@ -404,6 +429,23 @@ func (r *requests) watch(cancel context.CancelCauseFunc, detached bool, killSign
 	}
 }
 
+// keep makes the watch of the run that ended the watch of what a task's shell left running (see
+// detached.ownLeftovers): from now on a signal to the supervisor cancels with cancel (a signal that came
+// after the shell ended does so at once), while the client's cancels and its end no longer reach it: they
+// are about the run, and the leftovers of a run that ended are not killed when its client goes.
+func (r *requests) keep(cancel context.CancelCauseFunc) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := r.run
+	if w == nil {
+		return // not under way (watch makes it so): only a signal's default action could end it then
+	}
+	w.cancel, w.detached, w.leftovers = cancel, true, true
+	if w.sigCause != nil {
+		cancel(w.sigCause)
+	}
+}
+
 // signal is a signal sent to the supervisor: it cancels the run, if there is one; else it ends the
 // supervisor as it would without a handler.
 func (r *requests) signal(s syscall.Signal) {
@@ -413,7 +455,7 @@ func (r *requests) signal(s syscall.Signal) {
 		if w.killSignal != nil {
 			c.kill = w.killSignal()
 		}
-		w.signalled = true
+		w.signalled, w.sigCause = true, c
 		w.stop(c)
 		r.mu.Unlock()
 		return

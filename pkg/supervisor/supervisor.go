@@ -15,7 +15,8 @@
 // live output was asked for) and one "done" [Event] with the outcome and the sink's summary. Then it exits,
 // or — when the client offered reuse in its start request and the run left nothing behind (the done event
 // says reusable) — waits for the client's next "start" (no descriptor byte before it) or EOF, so a
-// long-lived client's runs pay no exec each ([MaxRuns] at most).
+// long-lived client's runs pay no exec each ([MaxRuns] at most). A task whose shell ended while processes
+// it started run on keeps its supervisor until they are gone (the task owns them: see pkg/tasks).
 // The command's text travels on the socket, never on a command line, so `pgrep -f` never finds agentbash.
 package supervisor
 

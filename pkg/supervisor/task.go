@@ -3,15 +3,19 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/signal"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // detached is the supervisor's side of a background task (SPEC §8): it writes the task's record when the
@@ -86,6 +90,7 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 		d.rec.KillSignal = outcome.SignalNumber
 	}
 	if runErr == nil {
+		d.rec.Leftovers = len(outcome.LeftoverPids)
 		d.rec.Outcome, d.rec.Summary = &outcome, &summary
 		if summary.ArtifactID != "" {
 			d.rec.ArtifactID = summary.ArtifactID
@@ -108,3 +113,63 @@ func (d *detached) lifetimeBound() bool {
 
 // killSignal is the signal a `kill` of this task asked for (SIGTERM by default).
 func (d *detached) killSignal() unix.Signal { return d.store.KillSignal(d.id) }
+
+// leftoverLook is how often ownLeftovers counts the processes it owns when none of its children ended
+// (one that forks changes the count without a sign).
+const leftoverLook = time.Second
+
+// ownLeftovers keeps the processes the task's shell left running to the end (README "Background
+// tasks"): this process stays their subreaper, collects them as they end and keeps the record's count of
+// them (Leftovers) up to date, until none is left. A cancel of ctx (a signal to the supervisor: `kill`,
+// with the signal its cause names) or tasks.maxLifetime, counted from the task's start, ends them as a
+// kill ends a tree (the signal, grace, SIGKILL), and the record says how many that ended (LeftoverKilled;
+// the lifetime also as a warning). The record's status stays what it was when the shell ended.
+func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, unix.SIGCHLD)
+	defer signal.Stop(chld)
+	look := time.NewTicker(leftoverLook)
+	defer look.Stop()
+	var lifetime <-chan time.Time
+	if d.rec.MaxLifetime > 0 {
+		t := time.NewTimer(time.Until(d.rec.StartedAt.Add(time.Duration(d.rec.MaxLifetime * float64(time.Second)))))
+		defer t.Stop()
+		lifetime = t.C
+	}
+	for {
+		live := run.Leftovers()
+		if len(live) != d.rec.Leftovers {
+			d.rec.Leftovers = len(live)
+			_ = d.store.Save(d.rec) // a record that cannot be written reads as before; kill still reaches them
+		}
+		if len(live) == 0 {
+			return
+		}
+		select {
+		case <-chld:
+		case <-look.C:
+		case <-ctx.Done():
+			sig := unix.SIGTERM
+			if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok {
+				sig = k.KillSignal()
+			}
+			d.endLeftovers(sig, grace, false)
+			return
+		case <-lifetime:
+			d.endLeftovers(unix.SIGTERM, grace, true)
+			return
+		}
+	}
+}
+
+// endLeftovers ends every process the task still owns and records how many that were; lifetime says
+// tasks.maxLifetime did.
+func (d *detached) endLeftovers(sig unix.Signal, grace time.Duration, lifetime bool) {
+	n := run.EndLeftovers(sig, grace)
+	d.rec.Leftovers, d.rec.LeftoverKilled = 0, n
+	if lifetime {
+		d.rec.Warnings = append(d.rec.Warnings, fmt.Sprintf(texts.TaskLeftoversLifetime,
+			result.FormatSeconds(d.rec.MaxLifetime), tasks.Processes(n)))
+	}
+	_ = d.store.Save(d.rec)
+}

@@ -257,12 +257,15 @@ func (s Store) Wait(id string, timeout time.Duration) (Record, error) {
 	}
 }
 
-// Kill stops task id (SPEC §8): sig goes to its supervisor, which kills the task's group and every
-// descendant as a timeout does (sig, then SIGKILL after the kill grace) and records the end. Kill returns
-// once the record says the task ended (or after limit), with killed false when it had already ended.
+// Kill stops task id (README "Background tasks"): sig goes to its supervisor, which kills the task's group
+// and every descendant as a timeout does (sig, then SIGKILL after the kill grace) and records the end.
+// Kill returns once the record says the task ended (or after limit), with killed false when it had already
+// ended. A task whose shell ended while processes it started run on still owns them (see [Store]): the
+// kill goes to its supervisor the same way, which ends them, records how many (LeftoverKilled) and exits;
+// Kill returns once it is gone, with killed true when it ended any.
 func (s Store) Kill(id string, sig syscall.Signal, limit time.Duration) (rec Record, killed bool, err error) {
 	rec, err = s.Load(id)
-	if err != nil || !rec.Running() {
+	if err != nil || !rec.Running() && rec.Leftovers == 0 {
 		return rec, false, err
 	}
 	if rec.SupervisorPid == 0 { // still starting: wait for the supervisor to report
@@ -280,11 +283,19 @@ func (s Store) Kill(id string, sig syscall.Signal, limit time.Duration) (rec Rec
 		}
 		return rec, false, fmt.Errorf("task %s: kill supervisor %d: %w", id, rec.SupervisorPid, err)
 	}
-	rec, err = s.Wait(id, limit)
-	if err != nil {
-		return rec, false, err
+	deadline := time.Now().Add(limit)
+	if rec.Running() {
+		if rec, err = s.Wait(id, limit); err != nil || rec.Running() || rec.Status == StatusKilled || rec.Leftovers == 0 {
+			return rec, err == nil && rec.Status == StatusKilled, err
+		}
+		// The shell ended by itself meanwhile and left processes running: the signal reaches them.
 	}
-	return rec, rec.Status == StatusKilled, nil
+	// The supervisor exits once nothing of the task is left.
+	for Alive(rec.SupervisorPid, rec.SupervisorStart) && time.Now().Before(deadline) {
+		time.Sleep(PollInterval)
+	}
+	rec, err = s.Load(id)
+	return rec, err == nil && rec.LeftoverKilled > 0, err
 }
 
 func (s Store) waitStarted(id string, limit time.Duration) (Record, error) {
@@ -464,11 +475,16 @@ func ErrorResult(id string, err error) result.Result {
 	return r
 }
 
-// KillResult is the result of `kill` (SPEC §8): the task's status after the kill and details.killed.
+// KillResult is the result of `kill` (README "Background tasks"): the task's status after the kill and
+// details.killed; for a task whose shell had ended before, killed says whether the kill ended processes it
+// left running, and details.leftoverKilled how many.
 func KillResult(rec Record, killed bool) result.Result {
 	r := Result(rec, false)
 	r.Details.Killed = &killed
 	switch {
+	case killed && rec.LeftoverKilled > 0:
+		r.Details.LeftoverKilled = rec.LeftoverKilled
+		r.Output = fmt.Sprintf(texts.TaskKillLeftovers, Processes(rec.LeftoverKilled), rec.TaskID, r.Details.Status, rec.Command)
 	case killed:
 		r.Output = fmt.Sprintf(texts.TaskKill, rec.TaskID, rec.Pid, rec.Command)
 	case rec.Running():

@@ -7,12 +7,20 @@
 // <id>.tail.<offset> the output past the artifact cap ([TailWriter]). Ids are canonical decimal numbers, each
 // record created whole by linking a temporary file to its name (the link fails when the id is taken), so
 // concurrent processes never share one and no record is ever empty, and they are checked before they name a file.
+// An id is never given twice, also once its record was pruned: last-id keeps the largest one given.
 //
 // The supervisor writes the record when the shell runs (status running, with its pid and its own) and once
 // more when the run ended (the final status, the outcome, the sink's summary): completion is recorded exactly
 // once, by the process that saw it, whether or not anyone watches. A record that says running while its
 // supervisor is gone (or its pid is another process now: the start time in /proc differs) is reported as
 // status error with the reason, never as running forever.
+//
+// A task owns its whole tree to the end (README "Background tasks"): when its shell ends while processes
+// it started still run, the final record is written then (with them in the outcome's leftoverPids and
+// their number in Leftovers), and the supervisor lives on as their subreaper, keeping Leftovers up to
+// date, until they are gone, a kill ends them (LeftoverKilled), or tasks.maxLifetime does. The record's
+// supervisorPid and start time say whether it still does: a record whose supervisor is gone has none
+// left.
 package tasks
 
 import (
@@ -26,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -109,6 +119,12 @@ type Record struct {
 	KillSignal int `json:"killSignal,omitempty"`
 	// LifetimeExceeded: tasks.maxLifetime ended the task.
 	LifetimeExceeded bool `json:"lifetimeExceeded,omitempty"`
+	// Leftovers is how many processes the task started still run after its shell ended: the task still
+	// owns them, and its supervisor stays their subreaper until they are gone (see [Store]). The
+	// supervisor keeps the number up to date; Load reads 0 once the supervisor is gone.
+	Leftovers int `json:"leftovers,omitempty"`
+	// LeftoverKilled is how many processes a kill (or tasks.maxLifetime) ended after the shell had.
+	LeftoverKilled int `json:"leftoverKilled,omitempty"`
 }
 
 // Running reports whether the task has not ended (starting or running).
@@ -173,15 +189,21 @@ func (s Store) Mkdir() error {
 }
 
 // Create allocates a new id and writes rec under it (Status starting unless set), returning the id. The
-// id is one more than the largest in the directory, retried on O_EXCL collisions with other processes.
+// id is one more than the largest ever given in the directory: the largest record's, or the mark in
+// lastIDFile when it is larger (the records of the newest tasks may have been pruned), so an id is never
+// given twice and a stale one names nothing. Processes take turns over the allocation (a flock on
+// lastIDFile); the record is created by linking (see [Store]), so even without the lock no two share an id.
 func (s Store) Create(rec Record) (string, error) {
 	if err := s.Mkdir(); err != nil {
 		return "", err
 	}
+	unlock := s.lockIDs()
+	defer unlock()
 	next, err := s.maxID()
 	if err != nil {
 		return "", err
 	}
+	next = max(next, s.lastID())
 	if rec.Status == "" {
 		rec.Status = StatusStarting
 	}
@@ -207,9 +229,48 @@ func (s Store) Create(rec Record) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("task record: %w", err)
 		}
+		if err := s.replace(s.lastIDPath(), []byte(id+"\n")); err != nil {
+			s.Remove(id) // an id the mark does not hold could be given again once pruned
+			return "", err
+		}
 		return id, nil
 	}
 	return "", errors.New("task record: no free id")
+}
+
+// lastIDFile holds the largest task id given in the directory, in decimal (Create). Prune and Remove
+// leave it.
+const lastIDFile = "last-id"
+
+func (s Store) lastIDPath() string { return filepath.Join(s.Dir, lastIDFile) }
+
+// lastID is the mark in lastIDFile, 0 when there is none.
+func (s Store) lastID() uint64 {
+	b, err := os.ReadFile(s.lastIDPath())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// lockIDs takes the allocation lock, so concurrent processes take turns over reading and raising the
+// mark: an exclusive flock on the directory (one on lastIDFile would be lost when the mark is replaced by
+// a rename). A lock that cannot be taken is done
+// without: the links still keep ids apart, and only a prune that races the allocation could then lower
+// the mark.
+func (s Store) lockIDs() (unlock func()) {
+	d, err := os.Open(s.Dir)
+	if err != nil {
+		return func() {}
+	}
+	for {
+		err = unix.Flock(int(d.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	return func() { d.Close() } // closing releases the lock
 }
 
 // maxID is the largest id in the directory, 0 when none.
@@ -317,8 +378,14 @@ const startingGrace = time.Minute
 // status error and the reason in Error (see [Store]); the file is left as it is.
 func (s Store) Load(id string) (Record, error) {
 	rec, err := s.load(id)
-	if err != nil || !rec.Running() {
+	if err != nil {
 		return rec, err
+	}
+	if !rec.Running() {
+		if rec.Leftovers > 0 && !Alive(rec.SupervisorPid, rec.SupervisorStart) {
+			rec.Leftovers = 0 // its supervisor, which owned them, is gone: nothing is the task's any more
+		}
+		return rec, nil
 	}
 	if reason := lost(rec); reason != "" {
 		// The supervisor may have written the final record since the first read: read once more.
@@ -376,43 +443,6 @@ func lost(rec Record) string {
 	return ""
 }
 
-// Alive reports whether process pid runs and started at start (clock ticks since boot; 0: any start).
-// A zombie is not alive.
-func Alive(pid int, start uint64) bool {
-	if pid <= 0 {
-		return false
-	}
-	state, st, err := procStat(pid)
-	if err != nil || state == "Z" || state == "X" {
-		return false
-	}
-	return start == 0 || st == start
-}
-
-// StartTime is process pid's start time in clock ticks since boot (/proc/PID/stat field 22).
-func StartTime(pid int) (uint64, error) {
-	_, st, err := procStat(pid)
-	return st, err
-}
-
-func procStat(pid int) (state string, start uint64, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces: split after the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return "", 0, errors.New("bad /proc stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return "", 0, errors.New("bad /proc stat")
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall; f[0] is field 3
-	return f[0], start, err
-}
-
 // List returns every task's record, by id; records that cannot be read are left out.
 func (s Store) List() ([]Record, error) {
 	ents, err := os.ReadDir(s.Dir)
@@ -442,8 +472,8 @@ func (s Store) List() ([]Record, error) {
 	return out, nil
 }
 
-// Prune removes the records of tasks that ended more than olderThan before now (running ones stay), and
-// returns their ids.
+// Prune removes the records of tasks that ended more than olderThan before now (running ones stay, and
+// those whose leftover processes still run), and returns their ids.
 func (s Store) Prune(olderThan time.Duration, now time.Time) ([]string, error) {
 	recs, err := s.List()
 	if err != nil {
@@ -451,7 +481,7 @@ func (s Store) Prune(olderThan time.Duration, now time.Time) ([]string, error) {
 	}
 	var removed []string
 	for _, r := range recs {
-		if r.Running() {
+		if r.Running() || r.Leftovers > 0 { // a task that still owns processes stays
 			continue
 		}
 		end := r.StartedAt

@@ -67,6 +67,50 @@ func TestCreateUniqueAcrossGoroutinesAndModes(t *testing.T) {
 	}
 }
 
+// Ids are never given twice, also once every record was pruned or removed: a stale id names nothing.
+func TestIDsNeverReused(t *testing.T) {
+	s := Store{Dir: t.TempDir()}
+	old := time.Now().Add(-time.Hour)
+	for range 3 {
+		id, err := s.Create(Record{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Save(Record{TaskID: id, Status: StatusExited, StartedAt: old, EndedAt: &old})
+	}
+	if removed, err := s.Prune(0, time.Now()); err != nil || len(removed) != 3 {
+		t.Fatalf("pruned %v (%v)", removed, err)
+	}
+	if id, err := s.Create(Record{}); err != nil || id != "4" {
+		t.Errorf("after pruning tasks 1-3 the next id is %q (%v), want 4", id, err)
+	}
+	if _, err := s.Load("3"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a pruned id reads %v, want ErrNotFound", err)
+	}
+	// Concurrent starts whose records are removed at once: every id is new.
+	const n = 40
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id, err := s.Create(Record{})
+			if err != nil {
+				t.Error(err)
+			}
+			s.Remove(id)
+			ids[i] = id
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{"1": true, "2": true, "3": true, "4": true}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("id %s given twice", id)
+		}
+		seen[id] = true
+	}
+}
+
 func TestLoadErrors(t *testing.T) {
 	s := Store{Dir: t.TempDir()}
 	for id, want := range map[string]error{"999": ErrNotFound, "../x": ErrMalformedID, "": ErrMalformedID} {

@@ -73,6 +73,13 @@ const (
 	TasksNothingKill = "No running tasks: nothing to kill"
 	// TaskKillPending: the kill was asked for, but the task had not ended when kill stopped waiting.
 	TaskKillPending = "Task %s is still %s: the kill was sent, but it has not ended yet"
+	// A task whose shell ended while processes it started ran on still owns them: kill's text when it
+	// ended them ("1 process" or "N processes", id, the task's status, command), the warning of a task
+	// whose tasks.maxLifetime ended them (seconds, processes), and the status column of `tasks` while they
+	// run (status, processes).
+	TaskKillLeftovers     = "Killed %s that task %s left running when its shell ended (%s): %s"
+	TaskLeftoversLifetime = "tasks.maxLifetime (%s seconds) killed %s that the task left running when its shell ended"
+	TaskLeftoversRunning  = "%s (%s running)"
 )
 
 // §9: the MCP server's own texts. A yielded bash call that goes on as a task ends with [MCPTaskYielded] (the
