@@ -176,8 +176,9 @@ func Run(ctx context.Context, e Executor, r Request) (Outcome, error) {
 	return p.Wait()
 }
 
-// Drain bounds, after the shell exits (SPEC §3.7): stop reading after DrainSilence without data, and after
-// DrainMax in all cases, so a background job holding the pipe cannot hang the call.
+// Drain bounds, after the shell exits (README, "A 30-second tour"): stop reading after DrainSilence without data
+// (the pipe empty for that long: data waiting in it is never silence, however late the reader comes back to
+// it), and after DrainMax in all cases, so a background job holding the pipe cannot hang the call.
 const (
 	DrainSilence = 250 * time.Millisecond
 	DrainMax     = 2 * time.Second
