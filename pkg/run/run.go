@@ -127,9 +127,19 @@ type Request struct {
 	Output Output
 	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
 	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
-	Live func(text string)
+	Live func(LiveText)
 	// Task, when set, runs the command as a background task (detached; see [Task]).
 	Task *Task
+}
+
+// LiveText is a piece of a run's live output (Spec.Live): sanitized text as the sink passes it on (a '\r'
+// where a CR discarded the line's text: sink.LiveTail applies those marks), with the sink's exact counts of
+// the whole stream at the text's end. The relay to a slow client drops the oldest text when its queue is
+// full: Skipped is then the bytes left out just before Text, which does not continue the text before it.
+type LiveText struct {
+	Text                   string
+	TotalBytes, TotalLines int64
+	Skipped                int64
 }
 
 // Output configures a run's sink and artifact (SPEC §3.6, §3.8).
