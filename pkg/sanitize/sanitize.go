@@ -315,8 +315,7 @@ func (z *State) ground(p []byte, i int) int {
 					}
 				}
 				if n == 0 {
-					z.nbatch, z.run, z.crPending = nb, run, crPending
-					return i + e
+					goto leave
 				}
 				// The sequence's bytes after the ESC are no events (parameter, intermediate and final
 				// bytes are printable ASCII), so ev holds none before its end, which may be past the block.
@@ -337,11 +336,14 @@ func (z *State) ground(p []byte, i int) int {
 				pos, piece = e+k, 0
 				ev &^= 1<<pos - 1 // all of it when pos >= 64
 			case c == '\b':
-				z.nbatch, z.run, z.crPending = nb, run, crPending
-				return i + e // Write's
+				goto leave // Write's
 			default:
 				piece = 0 // another C0 control or DEL: removed
 			}
+			continue
+		leave: // the event at e is Write's
+			z.nbatch, z.run, z.crPending = nb, run, crPending
+			return i + e
 		}
 		i += max(pos, blockBytes)
 		if piece >= directBytes {
