@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/pipeline"
@@ -250,7 +251,12 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
 		term = newTerminal(ios, f.preview)
 		if live := term.Live(); live != nil {
-			obs = func(text string) { _, _ = io.WriteString(live, text) }
+			obs = func(l run.LiveText) {
+				if l.Skipped > 0 { // the relay dropped live text: the terminal says so
+					_, _ = io.WriteString(live, livequeue.SkippedText(l.Skipped))
+				}
+				_, _ = io.WriteString(live, l.Text)
+			}
 		}
 	}
 	r := pipeline.New(pc).Run(ctx, req, obs)

@@ -56,3 +56,52 @@ func TestWriterKeepsEverythingWhenFast(t *testing.T) {
 		t.Errorf("got %q", b.String())
 	}
 }
+
+// countedWriter is a slow Counted writer that checks each chunk against the stream.
+type countedWriter struct {
+	t      *testing.T
+	stream []byte
+	end    int64 // the previous chunk's end
+	skips  int
+}
+
+func (w *countedWriter) Write(p []byte) (int, error) {
+	w.t.Error("a Counted writer got Write")
+	return len(p), nil
+}
+
+func (w *countedWriter) WriteCounted(text []byte, skipped, totalBytes, totalLines int64) error {
+	time.Sleep(time.Millisecond)
+	if skipped > 0 {
+		w.skips++
+	}
+	start := totalBytes - int64(len(text))
+	if !bytes.Equal(w.stream[start:totalBytes], text) || (skipped == 0 && start != w.end) || (skipped > 0 && start != w.end+skipped) ||
+		totalLines != int64(bytes.Count(w.stream[:totalBytes], []byte("\n"))) {
+		w.t.Errorf("chunk %q at %d bytes, %d lines (skipped %d, previous end %d)", text, totalBytes, totalLines, skipped, w.end)
+	}
+	w.end = totalBytes
+	return nil
+}
+
+// A Counted writer gets each chunk with the counts at its end and the bytes dropped before it, no marker:
+// the chunk is exactly the stream's bytes before its count.
+func TestWriterCounted(t *testing.T) {
+	var stream []byte
+	for i := range 20000 {
+		stream = fmt.Appendf(stream, "%d\n", i)
+	}
+	w := &countedWriter{t: t, stream: stream}
+	a := New(w, 1000)
+	lines := int64(0)
+	for i := 0; i < len(stream); {
+		j := i + bytes.IndexByte(stream[i:], '\n') + 1
+		lines++
+		a.WriteCounted(stream[i:j], int64(j), lines)
+		i = j
+	}
+	a.Close()
+	if w.end != int64(len(stream)) || w.skips == 0 {
+		t.Errorf("ended at %d of %d, %d skips", w.end, len(stream), w.skips)
+	}
+}

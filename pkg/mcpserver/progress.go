@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -35,8 +36,8 @@ type progress struct {
 	stopBeat func()
 
 	mu    sync.Mutex
-	tail  *sink.LiveTail // the newest output, CR-redrawn lines collapsed
-	total int64          // bytes of live output so far (never less: MCP's progress only grows)
+	tail  *sink.LiveTail // the newest output, CR-redrawn lines collapsed (again after a gap in the relay)
+	total int64          // the sink's bytes so far, or one more than before when a CR made them fewer: MCP's progress only grows
 	kick  chan struct{}
 	quit  chan struct{}
 	done  chan struct{}
@@ -60,10 +61,13 @@ func newProgress(notify func(float64, string), interval time.Duration, beat <-ch
 }
 
 // observe takes the output as it arrives (a pipeline.Observer).
-func (p *progress) observe(text string) {
+func (p *progress) observe(l run.LiveText) {
 	p.mu.Lock()
-	p.total += int64(len(text))
-	p.tail.Write(text)
+	p.total = max(l.TotalBytes, p.total+1)
+	if l.Skipped > 0 {
+		p.tail = sink.NewLiveTail(ProgressTailBytes) // the text does not continue what came before
+	}
+	p.tail.Write(l.Text)
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:

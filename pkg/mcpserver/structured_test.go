@@ -13,6 +13,8 @@ import (
 	gojsonschema "github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // declared is the output schema each tool declares in tools/list, as JSON.
@@ -145,7 +147,7 @@ func TestProgressHeartbeat(t *testing.T) {
 			return note{}
 		}
 	}
-	p.observe("one\n")
+	p.observe(run.LiveText{Text: "one\n", TotalBytes: 4, TotalLines: 1})
 	want := []note{{4, "one"}}
 	got := []note{next("output")}
 	for range 2 {
@@ -153,7 +155,7 @@ func TestProgressHeartbeat(t *testing.T) {
 		got = append(got, next("a heartbeat"))
 	}
 	want = append(want, note{5, "one"}, note{6, "one"})
-	p.observe("two\n")
+	p.observe(run.LiveText{Text: "two\n", TotalBytes: 8, TotalLines: 2})
 	got = append(got, next("more output"))
 	want = append(want, note{10, "one\ntwo"})
 	p.stop()

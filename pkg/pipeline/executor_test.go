@@ -59,11 +59,14 @@ func (p *fakeProcess) Pid() int { return 4242 }
 
 func (p *fakeProcess) Wait() (run.Outcome, error) {
 	o := p.r.Output
-	s := sink.New(sink.Options{MaxBytes: o.MaxBytes, Head: o.Head, Tail: o.Tail})
-	_, _ = s.Write([]byte(p.f.output))
+	var live func(text []byte, totalBytes, totalLines int64)
 	if p.r.Live != nil {
-		p.r.Live(p.f.output)
+		live = func(text []byte, totalBytes, totalLines int64) {
+			p.r.Live(run.LiveText{Text: string(text), TotalBytes: totalBytes, TotalLines: totalLines})
+		}
 	}
+	s := sink.New(sink.Options{MaxBytes: o.MaxBytes, Head: o.Head, Tail: o.Tail, Live: live})
+	_, _ = s.Write([]byte(p.f.output))
 	out := run.Outcome{ExitCode: p.f.exit, Duration: time.Millisecond}
 	if p.f.hang {
 		<-p.ctx.Done()
@@ -82,7 +85,7 @@ func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
 	c.Executor, c.Shell, c.Env, c.Prefix = fake, "bash", []string{"A=1"}, "set -o pipefail;"
 	var live strings.Builder
 	r := New(c).Run(context.Background(), Request{Command: "  make 2>&1 | tail -n 2 ", Cwd: "/app",
-		Env: map[string]string{"B": "2"}}, func(text string) { live.WriteString(text) })
+		Env: map[string]string{"B": "2"}}, func(l run.LiveText) { live.WriteString(l.Text) })
 
 	if len(fake.resolved) != 1 || fake.resolved[0] != [2]string{"bash", "/app"} {
 		t.Errorf("Resolve got %v; want the shell and cwd as requested (the backend resolves them)", fake.resolved)

@@ -94,10 +94,10 @@ type Request struct {
 	Stdin io.Reader `json:"-"`
 }
 
-// Observer receives the sanitized output of a run as it arrives (a live terminal view, rpc stream updates,
-// MCP progress), from one goroutine. A run with a head or tail limit streams nothing: the view would show
-// what the limit hides.
-type Observer func(text string)
+// Observer receives the sanitized output of a run as it arrives, with the exact counts of the whole stream
+// at each piece's end (run.LiveText: a live terminal view, rpc stream updates, MCP progress), from one
+// goroutine. A run with a head or tail limit streams nothing: the view would show what the limit hides.
+type Observer func(run.LiveText)
 
 // Runner runs requests with what is fixed per process: the config, the compiled interceptor, the
 // executor. Its Run is safe for concurrent use; each run is supervised on its own (§11).

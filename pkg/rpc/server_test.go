@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/run"
 	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
 	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
 	_ "github.com/agentbash/agentbash/pkg/reexec"
@@ -411,20 +412,20 @@ func TestStreamTailIsBounded(t *testing.T) {
 		return len(p), nil
 	})
 	st.l.s = &Server{}
-	st.observe("héllo wörld, and more\nnext")
+	st.observe(run.LiveText{Text: "héllo wörld, and more\nnext", TotalBytes: int64(len("héllo wörld, and more\nnext")), TotalLines: 2})
 	st.stop()
 	if len(sent) != 1 || len(sent[0].Text) > 10 || !strings.HasSuffix("héllo wörld, and more\nnext", sent[0].Text) ||
 		sent[0].TotalBytes != int64(len("héllo wörld, and more\nnext")) || sent[0].TotalLines != 2 {
 		t.Errorf("sent %+v", sent)
 	}
-	st.observe("more")
+	st.observe(run.LiveText{Text: "more"})
 	if len(sent) != 1 {
 		t.Errorf("an update after stop: %+v", sent)
 	}
 }
 
-// An update shows the sanitized tail: a progress bar redrawn by CRs as its last state, and totals of that
-// text, as the result has them.
+// An update shows the sanitized tail: a progress bar redrawn by CRs as its last state, with the sink's counts
+// at its end; after a gap in the relay (Skipped) the tail starts again, with no marker.
 func TestStreamCollapsesCR(t *testing.T) {
 	var sent []Update
 	st := &streamer{l: &loop{broken: make(chan struct{})}, max: 100}
@@ -435,10 +436,14 @@ func TestStreamCollapsesCR(t *testing.T) {
 		return len(p), nil
 	})
 	st.l.s = &Server{}
-	st.observe("red\n20%\r40%\r100%\nend\n")
+	st.observe(run.LiveText{Text: "red\n20%\r40%\r100%\nend\n", TotalBytes: 13, TotalLines: 3})
+	if len(sent) != 1 || sent[0].Text != "red\n100%\nend\n" || sent[0].TotalBytes != 13 || sent[0].TotalLines != 3 {
+		t.Errorf("sent %+v", sent)
+	}
+	st.last = time.Time{} // the next update is due at once
+	st.observe(run.LiveText{Text: "later\n", TotalBytes: 1013, TotalLines: 300, Skipped: 994})
 	st.stop()
-	if len(sent) != 1 || sent[0].Text != "red\n100%\nend\n" || sent[0].TotalBytes != int64(len("red\n100%\nend\n")) ||
-		sent[0].TotalLines != 3 {
+	if len(sent) != 2 || sent[1].Text != "later\n" || sent[1].TotalBytes != 1013 || sent[1].TotalLines != 300 {
 		t.Errorf("sent %+v", sent)
 	}
 }

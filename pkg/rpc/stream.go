@@ -6,20 +6,25 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// streamer turns a run's live output into update events (SPEC §7.2): the sanitized tail, at most max
-// bytes (progress bars redrawn by a CR collapsed, as in the result: sink.LiveTail), and the totals so far,
-// sent only when the output changed and at most once per UpdateInterval. Its memory is bounded: the tail
-// kept is at most 2×max bytes.
+// streamer turns a run's live output into update events (README "For agent integrators"): the sanitized
+// tail, at most max bytes (progress bars redrawn by a CR collapsed, as in the result: sink.LiveTail), and
+// the sink's exact counts of the whole stream at that text's end, so the text is the stream's tail at its
+// counts; sent only when the output changed and at most once per UpdateInterval. Where the relay dropped
+// live text (run.LiveText.Skipped) the tail starts again after the gap: no marker, no text from before it.
+// Its memory is bounded: the tail kept is at most 2×max bytes.
 type streamer struct {
 	l   *loop
 	id  json.RawMessage
 	max int
 
 	mu      sync.Mutex
-	live    *sink.LiveTail // made on the first output
+	live    *sink.LiveTail // made on the first output, and again after a gap
+	bytes   int64          // the counts at the tail's end
+	lines   int64
 	changed bool
 	last    time.Time   // when the last update was sent
 	timer   *time.Timer // a pending update, when one is due
@@ -27,16 +32,17 @@ type streamer struct {
 }
 
 // observe takes the next piece of the run's sanitized output (a pipeline.Observer).
-func (s *streamer) observe(text string) {
+func (s *streamer) observe(l run.LiveText) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.done || text == "" {
+	if s.done || l.Text == "" {
 		return
 	}
-	if s.live == nil {
+	if s.live == nil || l.Skipped > 0 {
 		s.live = sink.NewLiveTail(s.max)
 	}
-	s.live.Write(text)
+	s.live.Write(l.Text)
+	s.bytes, s.lines = l.TotalBytes, l.TotalLines
 	s.changed = true
 	if wait := UpdateInterval - time.Since(s.last); wait <= 0 {
 		s.flush()
@@ -64,11 +70,7 @@ func (s *streamer) flush() {
 		}
 		t = t[cut:]
 	}
-	total, lines := s.live.Total()
-	if tail := s.live.Tail(); len(tail) > 0 && tail[len(tail)-1] != '\n' {
-		lines++ // the line being written counts
-	}
-	s.l.send(Update{ID: s.id, Type: TypeUpdate, Text: string(t), TotalBytes: total, TotalLines: lines})
+	s.l.send(Update{ID: s.id, Type: TypeUpdate, Text: string(t), TotalBytes: s.bytes, TotalLines: s.lines})
 	s.changed, s.last = false, time.Now()
 }
 

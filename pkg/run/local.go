@@ -623,13 +623,17 @@ func (d *drainer) loop() {
 	buf := readBuf // running is held
 	last := time.Now()
 	for {
+		if testHookBeforeRead != nil {
+			testHookBeforeRead(d)
+		}
 		n, err := d.r.Read(buf)
 		if n > 0 {
-			last = time.Now()
 			if _, werr := d.w.Write(buf[:n]); werr != nil {
 				d.stop()
 				return
 			}
+			// Silence is counted from here: the time the output took to take the data was no silence.
+			last = time.Now()
 			if d.limitMet != nil && d.metAt.Load() == 0 && d.limitMet() {
 				d.metAt.Store(last.UnixNano())
 			}
@@ -638,7 +642,16 @@ func (d *drainer) loop() {
 			return // EOF: every writer is gone
 		}
 		if dl, ok := d.deadline(last); ok {
-			if !time.Now().Before(dl) {
+			if now := time.Now(); !now.Before(dl) {
+				// Data waiting in the pipe is never silence: a reader the scheduler held up past the bound
+				// reads on (only DrainMax and LimitReadOn end the reading with data waiting).
+				if pipeHasData(d.r) {
+					last = now
+					if dl, ok = d.deadline(last); !ok || now.Before(dl) {
+						_ = d.r.SetReadDeadline(dl)
+						continue
+					}
+				}
 				d.stop()
 				return
 			}
@@ -646,6 +659,9 @@ func (d *drainer) loop() {
 		}
 	}
 }
+
+// testHookBeforeRead, when set (tests only), is called by the drain loop before each read.
+var testHookBeforeRead func(d *drainer)
 
 // stop records that reading ends before EOF; while the shell runs, closing the pipe is what ends it.
 func (d *drainer) stop() {

@@ -177,6 +177,17 @@ func growPipe(f *os.File) {
 	}
 }
 
+// pipeHasData reports whether bytes wait to be read in the pipe f (FIONREAD, which Linux names TIOCINQ).
+func pipeHasData(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n > 0
+}
+
 // watchExit reaps cmd's process once it ended and sends its status (cmd.ProcessState) on the channel
 // returned. The wait is the runtime's poller on a pidfd, readable once the process ended, rather than a
 // thread blocked in wait: a thread in a blocking system call holds its processor, which keeps the

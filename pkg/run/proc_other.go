@@ -36,6 +36,9 @@ func Childless() bool { return false }
 // growPipe is Linux-only (F_SETPIPE_SZ); elsewhere the pipe keeps its size.
 func growPipe(f *os.File) {}
 
+// pipeHasData cannot tell here: it says false.
+func pipeHasData(f *os.File) bool { return false }
+
 // watchExit reaps cmd's process once it ended and sends its status on the channel returned.
 func watchExit(cmd *exec.Cmd) <-chan *os.ProcessState {
 	exited := make(chan *os.ProcessState, 1)

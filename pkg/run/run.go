@@ -127,9 +127,19 @@ type Request struct {
 	Output Output
 	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
 	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
-	Live func(text string)
+	Live func(LiveText)
 	// Task, when set, runs the command as a background task (detached; see [Task]).
 	Task *Task
+}
+
+// LiveText is a piece of a run's live output (Spec.Live): sanitized text as the sink passes it on (a '\r'
+// where a CR discarded the line's text: sink.LiveTail applies those marks), with the sink's exact counts of
+// the whole stream at the text's end. The relay to a slow client drops the oldest text when its queue is
+// full: Skipped is then the bytes left out just before Text, which does not continue the text before it.
+type LiveText struct {
+	Text                   string
+	TotalBytes, TotalLines int64
+	Skipped                int64
 }
 
 // Output configures a run's sink and artifact (SPEC §3.6, §3.8).
@@ -176,8 +186,9 @@ func Run(ctx context.Context, e Executor, r Request) (Outcome, error) {
 	return p.Wait()
 }
 
-// Drain bounds, after the shell exits (SPEC §3.7): stop reading after DrainSilence without data, and after
-// DrainMax in all cases, so a background job holding the pipe cannot hang the call.
+// Drain bounds, after the shell exits (README, "A 30-second tour"): stop reading after DrainSilence without data
+// (the pipe empty for that long: data waiting in it is never silence, however late the reader comes back to
+// it), and after DrainMax in all cases, so a background job holding the pipe cannot hang the call.
 const (
 	DrainSilence = 250 * time.Millisecond
 	DrainMax     = 2 * time.Second

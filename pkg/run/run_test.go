@@ -525,3 +525,65 @@ func TestRunStdinLockEndsWithTheCommand(t *testing.T) {
 		t.Errorf("/dev/null still locked after the command ended: %v", err)
 	}
 }
+
+// slowOutput is an output whose first Write after the shell exited takes longer than DrainSilence.
+type slowOutput struct {
+	buffer
+	d    **drainer
+	once sync.Once
+}
+
+func (s *slowOutput) Write(p []byte) (int, error) {
+	if *s.d != nil && (*s.d).exitedAt.Load() != 0 {
+		s.once.Do(func() { time.Sleep(DrainSilence + 100*time.Millisecond) })
+	}
+	return s.buffer.Write(p)
+}
+
+// Data waiting in the pipe is never silence: a reader held up past the silence bound after the shell
+// exited (the scheduler of a loaded machine, or an output slow to take a write) reads everything that
+// is in the pipe, and the result is complete. The hold-ups are made, not hoped for: the test does not
+// depend on the machine's speed.
+func TestRunDrainReadsWhatThePipeHolds(t *testing.T) {
+	const size = 200000 // in the pipe (1 MiB) at the shell's exit, more than one read takes
+	cmd := fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x", size)
+	waitExited := func(d *drainer) {
+		for end := time.Now().Add(10 * time.Second); d.exitedAt.Load() == 0 && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		slow bool // the output's Write is slow, else the reader is held up before its first read
+	}{{"reader held up", false}, {"output slow", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var d *drainer
+			var once sync.Once
+			testHookBeforeRead = func(dr *drainer) {
+				d = dr
+				if tc.slow {
+					once.Do(func() { waitExited(dr) })
+					return
+				}
+				once.Do(func() {
+					waitExited(dr)
+					time.Sleep(DrainSilence + 100*time.Millisecond)
+				})
+			}
+			defer func() { testHookBeforeRead = nil }()
+			out := &slowOutput{d: &d}
+			if !tc.slow {
+				out.once.Do(func() {}) // never slow
+			}
+			sp := spec(t, cmd, nil)
+			sp.Output = out
+			o, err := Local{}.Run(context.Background(), sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(out.String()); got != size || o.OutputIncomplete {
+				t.Errorf("read %d of %d bytes, incomplete %v", got, size, o.OutputIncomplete)
+			}
+		})
+	}
+}

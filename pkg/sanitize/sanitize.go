@@ -20,6 +20,12 @@
 //     start or the previous CR; a run longer than [MaxOverwriteBytes] is kept), so only the final
 //     state of a progress bar stays. A CR followed by a newline, or at the end, discards nothing.
 //     (Applying the discard only when text follows keeps "100%\r" at the end of a stream.)
+//   - Backspace is applied within the line as a terminal applies it: BS moves the cursor back one
+//     character and the next character (tab included) overwrites the one there, the characters after it
+//     staying ("ab\bc" → "ac", "N\bNA\bA" → "NA", "|\b/\b-\bdone" → "done", "ab\b\n" → "ab"). A BS at
+//     the line start (or after a CR that is still pending) does nothing, and so does one in a line whose
+//     run (since the line start or the last CR) is longer than [MaxBackspaceBytes] or followed a CR that
+//     kept a run longer than [MaxOverwriteBytes]. A CR or a newline puts the cursor back at the end.
 //   - Other C0 controls (NUL included), DEL and C1 controls are removed; tab and newline stay. Binary
 //     detection (a NUL byte) is the sink's job.
 package sanitize
@@ -47,6 +53,12 @@ const (
 	// MaxOverwriteBytes long; a longer run is kept and the CR dropped. The bound keeps
 	// [NewWriter] streaming with bounded memory: it holds at most this much of a line.
 	MaxOverwriteBytes = 64 << 10
+
+	// MaxBackspaceBytes bounds the line a backspace acts in: the state machine holds the current run of
+	// the line (since the line start or the last CR) while it is at most this long, and a BS moves back
+	// only within such a run (else it is removed, as before). An overwrite is passed on as a CR discard of
+	// the run and the run's new text, so it costs at most this much.
+	MaxBackspaceBytes = 1 << 10
 )
 
 // ErrClosed is returned by a [NewWriter] writer's Write after Close.
@@ -98,6 +110,14 @@ type State struct {
 	crPending bool // a CR was seen and no text has followed yet
 	run       int  // bytes emitted since the last '\n' or CR event
 
+	// Backspace: the cursor is back characters before the run's end (0: at its end). line holds the
+	// run's text passed to the Emitter (nline bytes; the batch holds the rest), while it is at most
+	// bsMax bytes long (min(MaxBackspaceBytes, owMax)); nline > bsMax: the run is not held. kept: a CR
+	// kept a run longer than owMax on this line, so the run is not the whole line.
+	back, nline, bsMax int
+	kept               bool
+	line               [MaxBackspaceBytes + utf8.UTFMax - 1]byte
+
 	// UTF-8 decoder: need more continuation bytes, the next within [lower, upper].
 	need         int
 	lower, upper byte
@@ -132,6 +152,7 @@ func (z *State) Init(out Emitter, escMax, owMax int) {
 	if owMax > 0 && owMax < MaxOverwriteBytes {
 		z.owMax = owMax
 	}
+	z.bsMax = min(MaxBackspaceBytes, z.owMax)
 }
 
 // Write sanitizes p.
@@ -162,10 +183,15 @@ func (z *State) Write(p []byte) {
 			}
 			continue
 		}
-		if i = z.ground(p, i); i == len(p) {
+		if z.back > 0 {
+			// Characters overwrite: one at a time, until the cursor is back at the run's end.
+			if i += z.overwrite(p[i:]); z.back == 0 || i == len(p) {
+				continue
+			}
+		} else if i = z.ground(p, i); i == len(p) {
 			break
 		}
-		c := p[i] // a byte >= 0x80, or an ESC that does not start a whole CSI sequence in p
+		c := p[i] // a byte >= 0x80, a BS, or an ESC that does not start a whole CSI sequence in p
 		if c >= utf8.RuneSelf {
 			// The longest run of bytes that pass unchanged.
 			if j := i + plainRun(p[i:]); j > i {
@@ -184,6 +210,8 @@ func (z *State) Write(p []byte) {
 				continue
 			}
 			z.state, z.seqN, z.seqLen = stEsc, 1, 0
+		case c == '\b':
+			z.backspace()
 		case c < utf8.RuneSelf:
 			// other C0 control or DEL: removed
 		default:
@@ -233,6 +261,7 @@ func (z *State) ground(p []byte, i int) int {
 					crPending = false
 					if run <= nb && run <= z.owMax {
 						nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
+						z.nline = 0
 					} else {
 						z.nbatch, z.run = nb, run
 						z.crText(q[pos])
@@ -286,8 +315,7 @@ func (z *State) ground(p []byte, i int) int {
 					}
 				}
 				if n == 0 {
-					z.nbatch, z.run, z.crPending = nb, run, crPending
-					return i + e
+					goto leave
 				}
 				// The sequence's bytes after the ESC are no events (parameter, intermediate and final
 				// bytes are printable ASCII), so ev holds none before its end, which may be past the block.
@@ -307,9 +335,15 @@ func (z *State) ground(p []byte, i int) int {
 				nb, run, crPending = z.nbatch, z.run, false
 				pos, piece = e+k, 0
 				ev &^= 1<<pos - 1 // all of it when pos >= 64
+			case c == '\b':
+				goto leave // Write's
 			default:
 				piece = 0 // another C0 control or DEL: removed
 			}
+			continue
+		leave: // the event at e is Write's
+			z.nbatch, z.run, z.crPending = nb, run, crPending
+			return i + e
 		}
 		i += max(pos, blockBytes)
 		if piece >= directBytes {
@@ -342,6 +376,7 @@ func (z *State) groundTail(p []byte, i int) int {
 				if c := byte(w); c != '\n' {
 					if run <= nb && run <= z.owMax {
 						nb, run = nb-run, 0 // the run has no newline, so it lies after batchNL
+						z.nline = 0
 					} else {
 						z.nbatch, z.batchNL, z.run = nb, nl, run
 						z.crText(c)
@@ -377,7 +412,7 @@ func (z *State) groundTail(p []byte, i int) int {
 		case c == '\r':
 			crPending = true
 			i++
-		case c >= utf8.RuneSelf:
+		case c >= utf8.RuneSelf || c == '\b':
 			z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 			return i
 		default:
@@ -388,7 +423,7 @@ func (z *State) groundTail(p []byte, i int) int {
 	for i < len(p) {
 		c := p[i]
 		switch {
-		case c >= utf8.RuneSelf:
+		case c >= utf8.RuneSelf || c == '\b':
 			z.nbatch, z.batchNL, z.run, z.crPending = nb, nl, run, crPending
 			return i
 		case c == 0x1b:
@@ -686,7 +721,7 @@ func (z *State) Flush() {
 	if z.need > 0 {
 		z.invalid()
 	}
-	z.crPending = false
+	z.crPending, z.back = false, 0
 	z.flush()
 }
 
@@ -694,6 +729,10 @@ func (z *State) Flush() {
 // (CRLF → LF); followed by other text it discards the current run. Small pieces go to the batch; a run
 // that the CR discards is cut from the batch when the batch holds all of it, else the Emitter is told.
 func (z *State) emit(b []byte) {
+	if z.back > 0 {
+		z.overwriteText(b)
+		return
+	}
 	if z.crPending {
 		z.crText(b[0])
 	}
@@ -705,6 +744,7 @@ func (z *State) emit(b []byte) {
 	}
 	if len(b) >= directBytes {
 		z.flush()
+		z.track(b, k)
 		z.out.Text(b, k)
 		return
 	}
@@ -729,13 +769,14 @@ func (z *State) crText(c byte) {
 	case z.run > z.owMax:
 		z.flush()
 		z.out.CR(-1)
+		z.kept = true
 	case z.run <= z.nbatch: // the run has no newline, so it lies after batchNL
 		z.nbatch -= z.run
 	default:
 		z.flush()
 		z.out.CR(z.run)
 	}
-	z.run = 0
+	z.run, z.nline = 0, 0
 }
 
 // flush passes the batch on.
@@ -745,7 +786,100 @@ func (z *State) flush() {
 	}
 	n, nl := z.nbatch, z.batchNL
 	z.nbatch, z.batchNL = 0, -1
+	z.track(z.batch[:n], nl)
 	z.out.Text(z.batch[:n], nl)
+}
+
+// track keeps the run's text that is passed to the Emitter (b, its last '\n' at nl or -1) in z.line while
+// it is at most bsMax bytes long: a backspace overwrites within it.
+func (z *State) track(b []byte, nl int) {
+	if nl >= 0 {
+		z.nline, z.kept = 0, false
+		b = b[nl+1:]
+	}
+	if z.nline+len(b) <= z.bsMax {
+		z.nline += copy(z.line[z.nline:], b)
+	} else {
+		z.nline = z.bsMax + 1 // not held
+	}
+}
+
+// backspace takes a BS: the cursor moves back one character, unless it is at the line start (a pending CR
+// is one) or the run is not held (longer than bsMax, or not the whole line).
+func (z *State) backspace() {
+	if z.crPending {
+		return
+	}
+	z.flush()
+	if z.kept || z.nline > z.bsMax || z.nline != z.run {
+		return
+	}
+	if z.back < utf8.RuneCount(z.line[:z.nline]) {
+		z.back++
+	}
+}
+
+// overwrite takes the bytes of p while the cursor is back (z.back > 0): printable ASCII and tabs overwrite,
+// a BS moves back again, other C0 controls and DEL are removed; a CR or a newline puts the cursor back at
+// the run's end and is left to Write, as are an ESC and bytes >= 0x80 (their text comes back through
+// emit). It returns how many bytes it took.
+func (z *State) overwrite(p []byte) int {
+	for i, c := range p {
+		switch {
+		case z.back == 0:
+			return i
+		case c == '\n' || c == '\r':
+			z.back = 0
+			return i
+		case c == '\b':
+			z.backspace()
+		case c == '\t' || (c >= 0x20 && c < 0x7f):
+			z.overstrike(p[i : i+1])
+		case c == 0x1b || c >= utf8.RuneSelf:
+			return i
+		}
+	}
+	return len(p)
+}
+
+// overwriteText is emit while the cursor is back: each character of the sanitized text b overwrites one,
+// until a newline or the cursor's return to the run's end; the rest is emitted.
+func (z *State) overwriteText(b []byte) {
+	for len(b) > 0 && z.back > 0 {
+		if b[0] == '\n' {
+			z.back = 0
+			break
+		}
+		_, size := utf8.DecodeRune(b)
+		z.overstrike(b[:size])
+		b = b[size:]
+	}
+	if len(b) > 0 {
+		z.emit(b)
+	}
+}
+
+// overstrike writes the character ch over the one the cursor is on, and moves the cursor on. The run's
+// text is passed on again: a CR discard of the run, then its new text.
+func (z *State) overstrike(ch []byte) {
+	z.flush() // empty while the cursor is back; kept for the invariant nline == run
+	n := z.nline
+	pos := n
+	for range z.back {
+		_, size := utf8.DecodeLastRune(z.line[:pos])
+		pos -= size
+	}
+	_, old := utf8.DecodeRune(z.line[pos:n])
+	copy(z.line[pos+len(ch):], z.line[pos+old:n])
+	copy(z.line[pos:], ch)
+	z.nline = n - old + len(ch)
+	z.back--
+	z.out.CR(n)
+	z.out.Text(z.line[:z.nline], -1)
+	z.run = z.nline
+	if z.nline > z.bsMax {
+		z.back = 0 // the run is no longer held: a BS does nothing in it
+	}
 }
 
 // NewWriter returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes

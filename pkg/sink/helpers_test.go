@@ -213,8 +213,3 @@ func readOnOf(o Options) int64 {
 	}
 	return HeadReadOnBytes
 }
-
-// errWriter fails every write with err.
-type errWriter struct{ err error }
-
-func (e errWriter) Write([]byte) (int, error) { return 0, e.err }

@@ -17,11 +17,12 @@ func TestLiveTailMatchesTheSink(t *testing.T) {
 		"no newline at all\rstill\rnone",
 		"a\r\rb\r\nc\rd",
 		"\r\r\n\rx",
+		"x |\b/\b-\bdone\nN\bNA\bA\nabc\b\bX\n50%\b\b\b75%\b\b\b100%",
 	}
 	for _, in := range inputs {
 		for seed := range uint64(20) {
 			var live bytes.Buffer
-			s := New(Options{MaxBytes: 50 << 10, Head: -1, Tail: -1, Live: &live})
+			s := New(Options{MaxBytes: 50 << 10, Head: -1, Tail: -1, Live: func(text []byte, _, _ int64) { live.Write(text) }})
 			rng := rand.New(rand.NewPCG(seed, 3))
 			for rest := []byte(in); len(rest) > 0; {
 				n := 1 + rng.IntN(len(rest))

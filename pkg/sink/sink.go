@@ -23,7 +23,6 @@
 package sink
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -79,11 +78,13 @@ type Options struct {
 	// Keep opens the artifact at once (in New) and keeps it whatever the output, so the whole stream is
 	// in it as it arrives (a background task's output, SPEC §8).
 	Keep bool
-	// Live, if set, receives the sanitized text as it arrives, once per Write (text mode on a
-	// terminal). A CR that discards text is passed on as a single '\r' before the text that
-	// replaces it. Lines past a Head limit and text after binary is detected are not passed on. A
-	// Live error becomes a warning and stops live output.
-	Live io.Writer
+	// Live, if set, receives the sanitized text as it arrives, once per Write that produced some, with
+	// the sink's exact counts of the whole stream at the text's end (bytes and lines, as a Summary counts
+	// them), from the goroutine that called Write, which it must not block. A CR that discards text is
+	// passed on as a single '\r' before the text that replaces it (sink.LiveTail applies those marks).
+	// Lines past a Head limit and text after binary is detected are not passed on. text is valid only
+	// during the call.
+	Live func(text []byte, totalBytes, totalLines int64)
 
 	escMax, owMax int   // tests only: smaller sanitizer bounds; 0 → sanitize.MaxEscapeBytes, MaxOverwriteBytes
 	readOn        int64 // tests only: a smaller read-on bound; 0 → HeadReadOnBytes
@@ -177,8 +178,7 @@ type Sink struct {
 	artN      int64 // raw bytes written to the artifact
 	omitted   int64 // raw bytes left out past the cap
 
-	liveW   *bufio.Writer // batches Live writes; nil without Live
-	liveErr bool
+	liveBuf []byte // the live text of the current Write
 
 	warnings []string
 	closed   bool
@@ -222,9 +222,6 @@ func New(o Options) *Sink {
 	s.artFailed = o.OpenArtifact == nil
 	if o.Keep {
 		s.spill()
-	}
-	if o.Live != nil {
-		s.liveW = bufio.NewWriterSize(o.Live, 32<<10)
 	}
 	return s
 }
@@ -371,20 +368,23 @@ func nthNewline(b []byte, n int64) int {
 }
 
 func (s *Sink) live(b []byte) {
-	if s.liveW == nil || s.liveErr || s.binary {
+	if s.o.Live == nil || s.binary {
 		return
 	}
-	_, _ = s.liveW.Write(b) // bufio's error is sticky: Flush reports it
+	s.liveBuf = append(s.liveBuf, b...)
 }
 
+// liveFlush passes the live text of a Write on, with the counts at its end.
 func (s *Sink) liveFlush() {
-	if s.liveW == nil || s.liveErr {
+	if len(s.liveBuf) == 0 {
 		return
 	}
-	if err := s.liveW.Flush(); err != nil {
-		s.liveErr = true
-		s.warn("live output stopped: %v", err)
+	lines := s.nl
+	if s.lineLen > 0 {
+		lines++
 	}
+	s.o.Live(s.liveBuf, s.total, lines)
+	s.liveBuf = s.liveBuf[:0]
 }
 
 func (s *Sink) warn(format string, a ...any) {
@@ -498,7 +498,7 @@ func (s *Sink) Close() Summary {
 	sum.HeadLimitReached, sum.Stopped = s.met, s.stopped
 	sum.Warnings = s.warnings
 	s.sum = sum
-	s.win, s.pre, s.raw, s.liveW = ring{}, prefix{}, nil, nil
+	s.win, s.pre, s.raw, s.liveBuf = ring{}, prefix{}, nil, nil
 	return sum
 }
 

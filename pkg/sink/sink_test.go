@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -431,29 +432,60 @@ func TestProgressBarBounded(t *testing.T) {
 	}
 }
 
+// Live gets the text of each Write that made some, with the sink's exact counts of the whole stream at
+// its end (a CR discard, a backspace's overwrite and a head limit included).
 func TestLive(t *testing.T) {
-	var live bytes.Buffer
-	s := New(Options{Head: -1, Tail: -1, Live: &live})
+	type call struct {
+		text         string
+		bytes, lines int64
+	}
+	var calls []call
+	live := func(text []byte, b, l int64) { calls = append(calls, call{string(text), b, l}) }
+	s := New(Options{Head: -1, Tail: -1, Live: live})
 	s.Write([]byte("a\x1b[1m\n10%"))
 	s.Write([]byte("\r100%\n\r\n"))
+	s.Write([]byte("\x1b[1m")) // no text: no call
+	s.Write([]byte("ab\bc"))
 	s.Close()
-	if live.String() != "a\n10%\r100%\n\n" {
-		t.Fatalf("%q", live.String())
+	want := []call{{"a\n10%", 5, 2}, {"\r100%\n\n", 8, 3}, {"ab\rac", 10, 4}}
+	if !slices.Equal(calls, want) {
+		t.Fatalf("%+v, want %+v", calls, want)
 	}
-	live.Reset()
-	s = New(Options{Head: 1, Tail: -1, Live: &live})
+	calls = nil
+	s = New(Options{Head: 1, Tail: -1, Live: live})
 	s.Write([]byte("one\ntwo\n"))
 	s.Close()
-	if live.String() != "one\n" {
-		t.Fatalf("%q", live.String())
+	if want := []call{{"one\n", 8, 2}}; !slices.Equal(calls, want) {
+		t.Fatalf("%+v, want %+v", calls, want)
 	}
-	// A failing Live writer is a warning.
-	s = New(Options{Head: -1, Tail: -1, Live: errWriter{errors.New("EPIPE")}})
-	s.Write([]byte("x\n"))
-	s.Write([]byte("y\n"))
-	if sum := s.Close(); sum.Text != "x\ny\n" || len(sum.Warnings) != 1 {
-		t.Fatalf("%+v", sum)
+}
+
+// The counts Live gets are those of the whole stream at the text's end, whatever the writes.
+func TestLiveCountsExact(t *testing.T) {
+	var in strings.Builder
+	for i := range 30000 {
+		fmt.Fprintf(&in, "%d\n", i)
 	}
+	raw := []byte(in.String())
+	rng := rand.New(rand.NewPCG(1, 2))
+	var got []byte
+	fed := 0
+	s := New(Options{Head: -1, Tail: -1, MaxBytes: 100, Live: func(text []byte, b, l int64) {
+		got = append(got, text...)
+		lines := int64(bytes.Count(raw[:fed], []byte("\n")))
+		if raw[fed-1] != '\n' {
+			lines++ // the line being written counts
+		}
+		if b != int64(fed) || l != lines || !bytes.Equal(got, raw[:fed]) {
+			t.Fatalf("after %d bytes: counts %d bytes %d lines", fed, b, l)
+		}
+	}})
+	for fed < len(raw) {
+		n := min(1+rng.IntN(5000), len(raw)-fed)
+		fed += n
+		s.Write(raw[fed-n : fed])
+	}
+	s.Close()
 }
 
 func TestCloseIdempotent(t *testing.T) {

@@ -261,7 +261,7 @@ type Run struct {
 	p       *Process
 	home    *Local // gets the supervisor back when reusable; nil when reuse was not offered
 	pid     int    // the shell's
-	live    func(string)
+	live    func(run.LiveText)
 	stop    func() bool // ends the cancel watch
 	closeIn func()      // ends the stdin copy, if any
 	dog     *watchdog   // nil for a task
@@ -436,7 +436,7 @@ func (rn *Run) next() (Event, error) {
 		switch ev.Op {
 		case OpOutput:
 			if rn.live != nil {
-				rn.live(ev.Text)
+				rn.live(run.LiveText{Text: ev.Text, TotalBytes: ev.TotalBytes, TotalLines: ev.TotalLines, Skipped: ev.Skipped})
 			}
 			continue
 		case OpDone:

@@ -21,8 +21,9 @@ type output struct {
 	start   time.Time
 }
 
-// newOutput builds the sink for o; live, when set, receives the sanitized text as it arrives.
-func newOutput(o run.Output, live io.Writer) *output {
+// newOutput builds the sink for o; live, when set, receives the sanitized text as it arrives, with the
+// sink's counts at its end (sink.Options.Live).
+func newOutput(o run.Output, live func(text []byte, totalBytes, totalLines int64)) *output {
 	out := &output{o: o, store: artifact.Store{Dir: string(o.ArtifactDir)}, start: time.Now()}
 	_ = out.store.Mkdir() // $ARTIFACTS should exist; a failure is reported if an artifact is needed
 	out.sink = sink.New(sink.Options{

@@ -185,11 +185,11 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 	}
 	watched := reqs.watch(cancel, task != nil && !spec.Task.Attached, killSignal)
 
-	var live io.Writer
+	var live func(text []byte, totalBytes, totalLines int64)
 	var async *livequeue.Writer
 	if spec.Live {
 		async = livequeue.New(ev, liveQueueBytes)
-		live = async
+		live = async.WriteCounted
 	}
 	out := newOutput(spec.Output, live)
 	var outcome run.Outcome
@@ -537,4 +537,9 @@ func (e *events) send(ev Event) error {
 func (e *events) Write(p []byte) (int, error) {
 	_ = e.send(Event{Op: OpOutput, Text: string(p)})
 	return len(p), nil
+}
+
+// WriteCounted sends live text with the sink's counts at its end (livequeue.Counted).
+func (e *events) WriteCounted(text []byte, skipped, totalBytes, totalLines int64) error {
+	return e.send(Event{Op: OpOutput, Text: string(text), TotalBytes: totalBytes, TotalLines: totalLines, Skipped: skipped})
 }

@@ -83,12 +83,17 @@ type Request struct {
 
 // Event is a message from the supervisor.
 type Event struct {
-	Op      string        `json:"op"`
-	Pid     int           `json:"pid,omitempty"`     // started
-	Text    string        `json:"text,omitempty"`    // output
-	Outcome *run.Outcome  `json:"outcome,omitempty"` // done
-	Summary *sink.Summary `json:"summary,omitempty"` // done
-	Error   string        `json:"error,omitempty"`   // done: the command could not run at all
+	Op   string `json:"op"`
+	Pid  int    `json:"pid,omitempty"`  // started
+	Text string `json:"text,omitempty"` // output
+	// Output: the sink's counts of the whole stream at Text's end, and the live text the relay's queue
+	// dropped just before Text (run.LiveText).
+	TotalBytes int64         `json:"totalBytes,omitempty"`
+	TotalLines int64         `json:"totalLines,omitempty"`
+	Skipped    int64         `json:"skipped,omitempty"`
+	Outcome    *run.Outcome  `json:"outcome,omitempty"` // done
+	Summary    *sink.Summary `json:"summary,omitempty"` // done
+	Error      string        `json:"error,omitempty"`   // done: the command could not run at all
 	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
 	// (run.ErrWrapperNotFound), "retired" (a reused supervisor that runs nothing more: nothing ran, the
 	// client starts the run on a new one), or "".

@@ -139,13 +139,17 @@ func TestLiveOutput(t *testing.T) {
 	s := spec(t, "echo one; sleep 0.1; echo two", 10*time.Second)
 	var mu sync.Mutex
 	var live strings.Builder
-	s.Live = func(text string) { mu.Lock(); live.WriteString(text); mu.Unlock() }
+	var last run.LiveText
+	s.Live = func(l run.LiveText) { mu.Lock(); live.WriteString(l.Text); last = l; mu.Unlock() }
 	r, err := runIt(t, context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if live.String() != "one\ntwo\n" || r.Summary.Text != "one\ntwo\n" {
 		t.Fatalf("live %q, summary %q", live.String(), r.Summary.Text)
+	}
+	if last.TotalBytes != r.Summary.TotalBytes || last.TotalLines != r.Summary.TotalLines {
+		t.Fatalf("the last live text's counts %+v, the summary's %d bytes %d lines", last, r.Summary.TotalBytes, r.Summary.TotalLines)
 	}
 }
 

@@ -62,7 +62,37 @@ var Cases = []Case{
 	{"CR then tab", []string{"abc\r\tx"}, "\tx"},
 	{"tab kept", []string{"a\tb\n"}, "a\tb\n"},
 	{"BEL removed", []string{"a\x07b"}, "ab"},
-	{"C0 and DEL removed", []string{"a\x01\x02\x08\x0b\x0c\x7fb"}, "ab"},
+	{"C0 and DEL removed", []string{"a\x01\x02\x0b\x0c\x7fb"}, "ab"},
+	// Backspace: back one character, the next overwrites it.
+	{"BS overwrites", []string{"ab\bc\n"}, "ac\n"},
+	{"BS overwrites split", []string{"ab\b", "c\n"}, "ac\n"},
+	{"BS spinner", []string{"x |\b/\b-\bdone\n"}, "x done\n"},
+	{"BS spinner one byte a write", bytewise("x |\b/\b-\b\\\bdone\n"), "x done\n"},
+	{"BS overstrike", []string{"N\bNA\bA\n"}, "NA\n"},
+	{"BS underline", []string{"_\bN_\bA\n"}, "NA\n"},
+	{"BS at the line start does nothing", []string{"\bab\n\bc"}, "ab\nc"},
+	{"BS then newline keeps the line", []string{"ab\b\ncd"}, "ab\ncd"},
+	{"BS the characters after stay", []string{"abc\b\bX\n"}, "aXc\n"},
+	{"BS three back, three over", []string{"50%\b\b\b75%\n"}, "75%\n"},
+	{"BS past the line start", []string{"ab\b\b\bX\n"}, "Xb\n"},
+	{"BS after a CR does nothing", []string{"abc\r\bX\n"}, "X\n"},
+	{"BS then CR", []string{"abc\b\rX\n"}, "X\n"},
+	{"BS only within its line", []string{"ab\ncd\b\b\bX\n"}, "ab\nXd\n"},
+	{"BS over a character", []string{"aé\bx\n"}, "ax\n"},
+	{"BS with a character", []string{"ab\bé\n"}, "aé\n"},
+	{"BS two back over characters", []string{"éü\b\bxy"}, "xy"},
+	{"BS over U+FFFD", []string{"a\xff\bx"}, "ax"},
+	{"BS then a character cut across writes", []string{"ab\b\xc3", "\xa9c\n"}, "aéc\n"},
+	{"BS then an escape", []string{"ab\b\x1b[1mc\x1b[0m\n"}, "ac\n"},
+	{"BS then controls", []string{"ab\b\x01\x7fc"}, "ac"},
+	{"BS then a tab", []string{"ab\b\tc"}, "a\tc"},
+	{"BS in a block", []string{x(100) + "\bZ" + y(80) + "\n"}, x(99) + "Z" + y(80) + "\n"},
+	{"BS in a block's tail", []string{x(70) + "ab\bc"}, x(70) + "ac"},
+	{"BS bound: at it", []string{x(sanitize.MaxBackspaceBytes) + "\bZ\n"}, x(sanitize.MaxBackspaceBytes-1) + "Z\n"},
+	{"BS bound: one over does nothing", []string{x(sanitize.MaxBackspaceBytes+1) + "\bZ\n"}, x(sanitize.MaxBackspaceBytes+1) + "Z\n"},
+	{"BS bound: an overwrite that grows past it", []string{x(sanitize.MaxBackspaceBytes) + "\b😀\bZ\n"}, x(sanitize.MaxBackspaceBytes-1) + "😀Z\n"},
+	{"BS bound: after a CR, the run counts", []string{x(sanitize.MaxBackspaceBytes+5) + "\rab\bc\n"}, "ac\n"},
+	{"BS after a CR that kept a long run does nothing", []string{x(sanitize.MaxOverwriteBytes+1) + "\rab\bc\n"}, x(sanitize.MaxOverwriteBytes+1) + "abc\n"},
 	{"C1 removed", []string{"a\xc2\x9b1m\xc2\x85b"}, "a1mb"},
 	{"NBSP kept", []string{"a\xc2\xa0b"}, "a\u00a0b"},
 	{"invalid byte", []string{"a\xffb"}, "a\uFFFDb"},
@@ -183,6 +213,7 @@ var Seeds = []string{
 	"long line without newline éééééééééééééééééééé",
 	"éééééééééé\nsecond\nthird\n",
 	"0123456789\rab\ncd\r\nef\n",
+	"x |\b/\b-\bdone\nN\bNA\bA\nabc\b\bX\n\bé\b\by\r\bz\x1b[1m\b\bw\n",
 	"0123456789abcdef\x01ghij\x7fklmnopq\x1b[1mrstuvwx\ryz\t0123456789\x02\n",
 	"abcdefghijklmnop\xc3\xa9qrstuvwxyz\xc2\x9b!\xe2\x82",
 	"\x1b[32m 10%\x1b[0m [=   ]\r\x1b[32m100%\x1b[0m [====]\r\n\x1b[1mstep\x1b[0m 1\x1b[1m/3\x1b[0m\rstep 2/3\rdone\r",
@@ -234,15 +265,37 @@ func Reference(in []byte, escMax, owMax int) []byte {
 	var out []byte
 	runStart := 0 // where the current run (since the line start or the last CR) starts in out
 	crPending := false
+	bsMax := min(sanitize.MaxBackspaceBytes, owMax)
+	back := 0     // the cursor is back characters before the end of out
+	kept := false // a CR kept a run longer than owMax on this line
 	put := func(b []byte) {
 		if crPending {
 			crPending = false
 			if b[0] != '\n' {
 				if len(out)-runStart <= owMax {
 					out = out[:runStart]
+				} else {
+					kept = true
 				}
 				runStart = len(out)
 			}
+		}
+		if b[0] == '\n' {
+			back, kept = 0, false
+		}
+		if back > 0 {
+			// b overwrites the character the cursor is on; what follows it stays.
+			pos := len(out)
+			for range back {
+				_, size := utf8.DecodeLastRune(out[:pos])
+				pos -= size
+			}
+			_, size := utf8.DecodeRune(out[pos:])
+			out = append(out[:pos:pos], append(bytes.Clone(b), out[pos+size:]...)...)
+			if back--; len(out)-runStart > bsMax {
+				back = 0
+			}
+			return
 		}
 		out = append(out, b...)
 		if b[0] == '\n' {
@@ -259,7 +312,13 @@ func Reference(in []byte, escMax, owMax int) []byte {
 			}
 			i++ // the ESC is dropped; what follows is text
 		case c == '\r':
-			crPending = true
+			crPending, back = true, 0
+			i++
+		case c == '\b':
+			// Back one character, within a run that is the whole line and at most bsMax bytes long.
+			if !crPending && !kept && len(out)-runStart <= bsMax && back < utf8.RuneCount(out[runStart:]) {
+				back++
+			}
 			i++
 		case c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f):
 			put(in[i : i+1])
