@@ -44,7 +44,7 @@ type Config struct {
 	MCP         MCP         `mapstructure:"mcp"`
 }
 
-// MCP configures `agentbash mcp` (SPEC §9).
+// MCP configures `agentbash mcp` (README "MCP server").
 type MCP struct {
 	// MaxBytes is the output window of the MCP server's calls, bytes, in place of maxBytes (the text
 	// travels twice, as content and as structuredContent.output, and clients cut large results on their
@@ -105,7 +105,7 @@ const (
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
 	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (SPEC §8)
-	DefaultMCPMaxBytes      = 20480   // mcp.maxBytes (SPEC §9)
+	DefaultMCPMaxBytes      = 20480   // mcp.maxBytes (README "MCP server")
 	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
 	MaxWindowBytes = 64 << 20
 	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.

@@ -13,7 +13,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults invalid: %v", err)
 	}
 	if c := Default(); c.MCP.MaxBytes != 20480 {
-		t.Errorf("mcp.maxBytes defaults to %d, want 20480 (SPEC §9)", c.MCP.MaxBytes)
+		t.Errorf("mcp.maxBytes defaults to %d, want 20480", c.MCP.MaxBytes)
 	}
 	for name, mutate := range map[string]func(*Config){
 		"format":             func(c *Config) { c.Format = "xml" },
