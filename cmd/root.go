@@ -85,7 +85,7 @@ func Run(ctx context.Context, info BuildInfo, ios IO, args []string) int {
 }
 
 func execute(ctx context.Context, root *cobra.Command, ios IO, args []string) int {
-	root.SetArgs(args)
+	root.SetArgs(dashedIDArgs(root, args))
 	err := root.ExecuteContext(ctx)
 	return exitStatus(err, ios.Err)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -113,6 +114,10 @@ func taskID(arg string) (string, error) {
 // no command that takes an ID has a digit flag. Other flag errors, and those of its subcommands, stay usage
 // errors.
 func dashedID(owner *cobra.Command, malformed func(c *cobra.Command, arg string) error) {
+	if owner.Annotations == nil {
+		owner.Annotations = map[string]string{}
+	}
+	owner.Annotations[dashedIDKey] = "yes" // execute moves such an ID after `--` (dashedIDArgs)
 	owner.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		if ne, ok := errors.AsType[*pflag.NotExistError](err); ok && c == owner { // not its subcommands'
 			if s := ne.GetSpecifiedShortnames(); s != "" && s[0] >= '0' && s[0] <= '9' {
@@ -121,6 +126,67 @@ func dashedID(owner *cobra.Command, malformed func(c *cobra.Command, arg string)
 		}
 		return usageError{err: flagError(err), cmd: c.CommandPath()}
 	})
+}
+
+// dashedIDKey marks a command whose ID argument may read as a negative number (dashedID).
+const dashedIDKey = "agentbash/dashed-id"
+
+// dashedIDArgs moves the arguments that read as negative numbers (`-1`, `-07`) of a command marked by
+// dashedID after a `--`, so the flags around them are still parsed (`wait -1 --format text` answers in
+// text, `wait -1 --bogus` is a usage error) and the ID reaches the command, which calls it malformed. A
+// flag's value (`wait 3 --timeout -1`) stays where it is.
+func dashedIDArgs(root *cobra.Command, args []string) []string {
+	c, rest, err := root.Find(args)
+	if err != nil || c.Annotations[dashedIDKey] == "" {
+		return args
+	}
+	takesValue := func(name string, short bool) bool {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.InheritedFlags()} {
+			f := fs.Lookup(name)
+			if short {
+				f = fs.ShorthandLookup(name)
+			}
+			if f != nil {
+				return f.NoOptDefVal == ""
+			}
+		}
+		return false
+	}
+	var out, moved []string
+	dashes := -1
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		switch {
+		case a == "--":
+			dashes = len(out)
+			out = append(out, rest[i:]...)
+			i = len(rest)
+			continue
+		case len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9':
+			moved = append(moved, a)
+			continue
+		}
+		out = append(out, a)
+		value := false
+		if name, ok := strings.CutPrefix(a, "--"); ok && !strings.Contains(name, "=") {
+			value = takesValue(name, false)
+		} else if len(a) == 2 && a[0] == '-' {
+			value = takesValue(a[1:], true)
+		}
+		if value && i+1 < len(rest) {
+			out = append(out, rest[i+1])
+			i++
+		}
+	}
+	if len(moved) == 0 {
+		return args
+	}
+	if dashes < 0 {
+		dashes = len(out)
+		out = append(out, "--")
+	}
+	out = slices.Concat(out[:dashes+1], moved, out[dashes+1:])
+	return append(strings.Fields(c.CommandPath())[1:], out...)
 }
 
 // malformedTask answers a task command whose ID argument is malformed: an error result, exit 1.

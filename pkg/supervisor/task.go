@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -91,6 +94,18 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 	}
 	if runErr == nil {
 		d.rec.Leftovers = len(outcome.LeftoverPids)
+		if len(outcome.LeftoverPids) > 0 {
+			// A task keeps what its shell left (ownLeftovers): the foreground run's advice does not apply.
+			outcome.Warnings = slices.DeleteFunc(outcome.Warnings, func(w string) bool {
+				return w == run.LeftoverWarning(outcome.LeftoverPids)
+			})
+			pids := make([]string, len(outcome.LeftoverPids))
+			for i, p := range outcome.LeftoverPids {
+				pids[i] = strconv.Itoa(p)
+			}
+			outcome.Warnings = append(outcome.Warnings, fmt.Sprintf(texts.TaskLeftoversKept,
+				len(pids), strings.Join(pids, " "), d.id))
+		}
 		d.rec.Outcome, d.rec.Summary = &outcome, &summary
 		if summary.ArtifactID != "" {
 			d.rec.ArtifactID = summary.ArtifactID

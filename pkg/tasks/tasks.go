@@ -142,7 +142,7 @@ func ValidID(id string) bool { return CheckID(id) == nil }
 // CheckID says why id is not a task id (wrapping [ErrMalformedID]), nil when it is one.
 func CheckID(id string) error {
 	if !artifact.ValidID(id) {
-		return fmt.Errorf("task %q: %w (want a decimal number without leading zeros, e.g. 7)", id, ErrMalformedID)
+		return fmt.Errorf("task %q: %w (want a plain decimal number such as 7: no sign, no leading zeros)", id, ErrMalformedID)
 	}
 	n, err := strconv.ParseUint(id, 10, 64)
 	if err != nil {

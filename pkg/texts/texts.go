@@ -80,6 +80,10 @@ const (
 	TaskKillLeftovers     = "Killed %s that task %s left running when its shell ended (%s): %s"
 	TaskLeftoversLifetime = "tasks.maxLifetime (%s seconds) killed %s that the task left running when its shell ended"
 	TaskLeftoversRunning  = "%s (%s running)"
+	// TaskLeftoversKept replaces a run's leftover warning in a task's result: the task keeps them (count,
+	// pids, task id twice).
+	TaskLeftoversKept = "when its shell ended, %d process(es) it started were still running (pids %s): they stay " +
+		"the task's until they end, and `agentbash kill %s` ends them"
 )
 
 // §9: the MCP server's own texts. A yielded bash call that goes on as a task ends with [MCPTaskYielded] (the
