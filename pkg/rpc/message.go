@@ -409,6 +409,9 @@ func checkBash(b *Bash) error {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			errs = append(errs, fmt.Errorf("env: bad variable name %q (no '=', not empty)", k))
 		}
+		if strings.ContainsRune(b.Env[k], 0) {
+			errs = append(errs, fmt.Errorf("env: the value of %s holds a NUL byte, which no environment can carry", k))
+		}
 	}
 	if b.Yield < 0 {
 		errs = append(errs, fmt.Errorf("yield: want %s > 0, got %s", wants["yield"], result.FormatSeconds(b.Yield)))

@@ -45,6 +45,7 @@ var decodeTests = []struct {
 	{line: `{"id":1,"type":"bash","command":"x","tail":-2}`, err: "tail: want a line count ≥ 0, got -2", id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":"x","env":{"A":1}}`, err: "env: want an object of string values", id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":"x","env":{"A=B":"1"}}`, err: `env: bad variable name "A=B"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","env":{"K":"a\u0000b"}}`, err: `env: the value of K holds a NUL byte`, id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":"x","tools":"read"}`, err: "tools: want an array", id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":"x","stream":"yes"}`, err: "stream: want true or false", id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":42}`, err: "command: want a string", id: `1`, typ: TypeBash},

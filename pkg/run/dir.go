@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,6 +36,10 @@ func ExpandHome(path, home string) (string, error) {
 // §3.4 when the directory does not exist or is not a directory, with [ErrNoHome] (wrapped in a
 // [DirError]) for `~` when home is "", and with the stat error otherwise.
 func ResolveDir(dir, home string) (string, error) {
+	if i := strings.IndexByte(dir, 0); i >= 0 {
+		// No path holds a NUL: say so, instead of the system call's "invalid argument".
+		return strings.ReplaceAll(dir, "\x00", `\x00`), &DirError{Text: fmt.Sprintf(texts.DirNUL, i)}
+	}
 	dir, err := ExpandHome(dir, home)
 	if err != nil {
 		return dir, &DirError{Text: "Working directory " + dir + ": " + err.Error(), Err: err}

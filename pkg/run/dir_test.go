@@ -26,6 +26,7 @@ func TestResolveDir(t *testing.T) {
 		{"/nonexistent", "", "Working directory does not exist: /nonexistent"},
 		{"f", "", "Working directory is not a directory: " + file},
 		{"missing/x", "", "Working directory does not exist: " + filepath.Join(tmp, "missing/x")},
+		{"a\x00b", "", "Working directory holds a NUL byte (at byte 1), which no path can hold: pass the directory's name without it"},
 	} {
 		got, err := ResolveDir(tc.in, tmp)
 		if tc.err != "" {

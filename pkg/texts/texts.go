@@ -15,6 +15,8 @@ const Blocked = "Blocked: %s\n\nOriginal command: %s" // the rule's message, the
 const (
 	DirNotExist = "Working directory does not exist: "
 	DirNotDir   = "Working directory is not a directory: "
+	// DirNUL: a working directory with a NUL byte (its byte offset), which no path can hold.
+	DirNUL = "Working directory holds a NUL byte (at byte %d), which no path can hold: pass the directory's name without it"
 )
 
 // The working directory's other errors (agentbash's own; §3.4 fixes only that a removed start directory
