@@ -229,7 +229,10 @@ func (s Store) Create(rec Record) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("task record: %w", err)
 		}
-		if err := s.replace(s.lastIDPath(), []byte(id+"\n")); err != nil {
+		// Never lower the mark: without the lock (a store that refused it) a creator may finish after a
+		// later one.
+		mark := strconv.FormatUint(max(next, s.lastID()), 10)
+		if err := s.replace(s.lastIDPath(), []byte(mark+"\n")); err != nil {
 			s.Remove(id) // an id the mark does not hold could be given again once pruned
 			return "", err
 		}
