@@ -152,6 +152,21 @@ func reap(t *testing.T, marker string) {
 
 var markers = 0
 
+// callIgnoringTERM calls bash with a command that ignores SIGTERM and sleeps, in the background, and
+// returns its marker once the command shows.
+func callIgnoringTERM(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	m := newMarker(t)
+	go func() {
+		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
+			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
+	}()
+	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
+		t.Fatalf("the command did not show: %v", marked(m))
+	}
+	return m
+}
+
 func newMarker(t *testing.T) string {
 	markers++
 	m := fmt.Sprintf("abmcptest%d-%d", os.Getpid(), markers)
@@ -483,14 +498,7 @@ func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {
 		o.EndSession = func(name string) { ended <- name }
 	})
 	cs, client, served := connectStdio(t, s)
-	m := newMarker(t)
-	go func() {
-		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
-	}()
-	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
-		t.Fatalf("the command did not show: %v", marked(m))
-	}
+	m := callIgnoringTERM(t, cs)
 	_ = client.Close()
 	if !waitFor(30*time.Second, func() bool { return len(marked(m)) == 0 }) { // a bound far below the 60 s
 		t.Fatalf("left 30 s after the client went away (the configured grace, not the client-gone one): %v", marked(m))
@@ -796,14 +804,7 @@ func TestSessionEndedWhenCallsOutlastTheGrace(t *testing.T) {
 		o.EndSession = func(name string) { ended <- name }
 	})
 	cs, client, served := connectStdio(t, s)
-	m := newMarker(t)
-	go func() {
-		_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "bash", Arguments: map[string]any{
-			"command": fmt.Sprintf(`trap "" TERM; exec -a %s sleep 300`, m)}})
-	}()
-	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 1 }) {
-		t.Fatalf("the command did not show: %v", marked(m))
-	}
+	m := callIgnoringTERM(t, cs)
 	_ = client.Close()
 	select {
 	case <-served:
