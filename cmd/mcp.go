@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -149,7 +147,7 @@ func removeSession(dir, name string, ios IO) {
 	store := session.Store{Dir: dir}
 	err := store.Remove(name, sessionWait)
 	if errors.Is(err, session.ErrBusy) {
-		err = os.RemoveAll(filepath.Join(dir, name))
+		err = store.Discard(name)
 	}
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})

@@ -518,6 +518,19 @@ func (s Store) Show(name string, values bool) (Info, error) {
 	return info, nil
 }
 
+// Discard deletes session name's directory at once, whether or not a command holds it: for a process
+// that is ending and must not leave the state (exported variables can be secrets) behind when a command
+// of the session outlived its wait in [Store.Remove]. No such session is not an error.
+func (s Store) Discard(name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(s.path(name)); err != nil {
+		return fmt.Errorf("session %s: %w", name, err)
+	}
+	return nil
+}
+
 // Remove deletes session name once no command of it runs, waiting up to wait for one that does (then
 // ErrBusy). ErrNotFound when there is no such session. A command waiting for the session meanwhile
 // starts a new, empty one after the removal.
