@@ -165,7 +165,9 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		reap(zombies, pid)
 		if live = union(rd.atCut, live); len(live) > 0 {
 			out.LeftoverPids = live
-			out.Warnings = append(out.Warnings, LeftoverWarning(live))
+			if !spec.KeepsLeftovers {
+				out.Warnings = append(out.Warnings, leftoverWarning(live))
+			}
 		}
 	}
 	setStatus(&out, state)
@@ -544,9 +546,9 @@ func union(a, b []int) []int {
 	return out
 }
 
-// LeftoverWarning is the warning of a run that left pids running after a normal exit (README: processes
+// leftoverWarning is the warning of a run that left pids running after a normal exit (README: processes
 // left running are not killed).
-func LeftoverWarning(pids []int) string {
+func leftoverWarning(pids []int) string {
 	return fmt.Sprintf("%d process(es) the command started are still running (pids %v); one that writes to the "+
 		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), pids)
 }

@@ -49,6 +49,9 @@ type Spec struct {
 	// so a finite command still ends by itself and its counts are exact — and then closes the pipe, as
 	// `head` would (SPEC §3.2). Output bounds what it takes in bytes by refusing a Write.
 	LimitMet func() bool
+	// KeepsLeftovers says the caller keeps what the shell leaves running (a task's supervisor): they are
+	// still listed in [Outcome.LeftoverPids], without the warning a foreground run gets about them.
+	KeepsLeftovers bool
 	// Started, if set, is called with the shell's pid once it runs.
 	Started func(pid int)
 }

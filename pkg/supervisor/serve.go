@@ -234,6 +234,8 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 		KillGrace: spec.KillGrace,
 		Output:    output,
 		LimitMet:  out.sink.LimitMet,
+		// A task's supervisor keeps what its shell leaves running (detached.ownLeftovers).
+		KeepsLeftovers: task != nil,
 		Started: func(pid int) {
 			if task != nil {
 				if err := task.started(pid, out); err != nil {

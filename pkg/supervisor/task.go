@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -95,10 +94,7 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 	if runErr == nil {
 		d.rec.Leftovers = len(outcome.LeftoverPids)
 		if len(outcome.LeftoverPids) > 0 {
-			// A task keeps what its shell left (ownLeftovers): the foreground run's advice does not apply.
-			outcome.Warnings = slices.DeleteFunc(outcome.Warnings, func(w string) bool {
-				return w == run.LeftoverWarning(outcome.LeftoverPids)
-			})
+			// A task keeps what its shell left (ownLeftovers): say so, and how to end them.
 			pids := make([]string, len(outcome.LeftoverPids))
 			for i, p := range outcome.LeftoverPids {
 				pids[i] = strconv.Itoa(p)
