@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/listing"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
@@ -37,14 +37,14 @@ in the result's details.artifactPath). Unknown or malformed ids are an error (ex
 				return err
 			}
 			if path {
-				p, err := store.Path(id)
+				p, err := store.Path(c.Context(), id)
 				if err != nil {
 					return exitError{code: 1, err: err}
 				}
 				fmt.Fprintln(ios.Out, p)
 				return nil
 			}
-			if err := store.Print(ios.Out, id, raw); err != nil {
+			if err := store.Print(c.Context(), ios.Out, id, raw); err != nil {
 				return exitError{code: 1, err: err}
 			}
 			return nil
@@ -65,16 +65,17 @@ func addArtifactDirFlag(c *cobra.Command) {
 	c.Flags().String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
 }
 
-func artifactStore(c *cobra.Command) (artifact.Store, error) {
+// artifactStore is the artifacts of the place the config names.
+func artifactStore(c *cobra.Command) (executor.Artifacts, error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
-		return artifact.Store{}, err
+		return nil, err
 	}
-	dir := cfg.ArtifactDir()
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs // --path prints an absolute path, as details.artifactPath does
+	store, err := newService(cfg, nil, nil, nil, nil).Artifacts()
+	if err != nil {
+		return nil, exitError{code: 1, err: err}
 	}
-	return artifact.Store{Dir: dir}, nil
+	return store, nil
 }
 
 func newArtifactListCmd(ios IO) *cobra.Command {
@@ -87,7 +88,7 @@ func newArtifactListCmd(ios IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			infos, err := store.List()
+			infos, err := store.List(c.Context())
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
@@ -111,22 +112,23 @@ func newArtifactPruneCmd(ios IO) *cobra.Command {
 		example: "  agentbash artifact prune --older-than 7d",
 		flag:    "remove artifacts older than `DURATION` (7d, 12h, 30m)",
 		what:    "artifact(s)",
-		store:   func(c *cobra.Command) (pruner, error) { return artifactStore(c) },
+		prune: func(c *cobra.Command, age time.Duration) ([]string, error) {
+			store, err := artifactStore(c)
+			if err != nil {
+				return nil, err
+			}
+			return store.Prune(c.Context(), age)
+		},
 	})
 	addArtifactDirFlag(c)
 	return c
 }
 
-// pruner is a store that removes what is older than an age (artifact.Store, tasks.Store).
-type pruner interface {
-	Prune(olderThan time.Duration, now time.Time) (ids []string, err error)
-}
-
 // pruneCmd describes a `prune --older-than DURATION` command (artifacts, tasks).
 type pruneCmd struct {
 	short, example, flag string
-	what                 string // what the count is of: "artifact(s)"
-	store                func(c *cobra.Command) (pruner, error)
+	what                 string                                                      // what the count is of: "artifact(s)"
+	prune                func(c *cobra.Command, age time.Duration) ([]string, error) // the ids removed
 }
 
 // newPruneCmd builds a prune command: --older-than is required and parsed as an age (7d, 12h, 30m).
@@ -145,13 +147,12 @@ func newPruneCmd(ios IO, p pruneCmd) *cobra.Command {
 			if err != nil {
 				return usageError{err: fmt.Errorf("--older-than: %w", err), cmd: c.CommandPath()}
 			}
-			store, err := p.store(c)
+			ids, err := p.prune(c, d)
+			if _, ok := errors.AsType[exitError](err); err != nil && !ok {
+				err = exitError{code: 1, err: err}
+			}
 			if err != nil {
 				return err
-			}
-			ids, err := store.Prune(d, time.Now())
-			if err != nil {
-				return exitError{code: 1, err: err}
 			}
 			fmt.Fprintf(ios.Out, "removed %d %s\n", len(ids), p.what)
 			return nil

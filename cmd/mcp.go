@@ -9,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/mcpserver"
-	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/pollable"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
 )
 
@@ -92,27 +94,23 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 
 	sv := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
 	defer sv.close()
-	pc, ctx := sv.pc, sv.ctx
-	removeOrphanSessions(pc.SessionDir, ios)
+	ctx := sv.ctx
+	removeOrphanSessions(config.SessionDir(), ios)
 
 	srv := mcpserver.New(mcpserver.Options{
-		Runner:      pipeline.New(pc),
-		Defaults:    f.serverDefaults(),
-		Tasks:       taskStoreOf(cfg),
-		MaxLifetime: cfg.Tasks.MaxLifetime,
-		Timeout:     cfg.Timeout,
-		KillWait:    killLimit(cfg),
-		Session:     name,
-		NoSession:   noSession,
-		EndSession:  func(name string) { removeSession(pc.SessionDir, name, ios) },
-		Version:     info.resolved().Version,
-		Logger:      slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		ExitGrace:   mcpExitGrace,
+		Service:    sv.svc,
+		Defaults:   f.serverDefaults(),
+		Session:    name,
+		NoSession:  noSession,
+		EndSession: func(name string) { removeSession(sv.svc, name, ios) },
+		Version:    info.resolved().Version,
+		Logger:     slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ExitGrace:  mcpExitGrace,
 	})
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	err = srv.Serve(ctx, mcpserver.Stdio(in, ios.Out))
-	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {
+	if sc, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
 		return exitError{code: exitSignal + int(sc.Signal)} // SIGINT, SIGTERM: 128+N, as rpc
 	}
 	if err != nil {
@@ -140,14 +138,15 @@ func removeOrphanSessions(dir string, ios IO) {
 // its calls returned, else after waiting up to sessionWait for the calls still ending (they were
 // cancelled: none of them keeps a state). A session still held then is removed all the same, lock or not,
 // since the server is exiting and the session may hold exported secrets.
-func removeSession(dir, name string, ios IO) {
-	if dir == "" {
+func removeSession(svc *service.Service, name string, ios IO) {
+	sessions, err := svc.Sessions()
+	if err != nil {
 		return
 	}
-	store := session.Store{Dir: dir}
-	err := store.Remove(name, sessionWait)
+	ctx := context.Background()
+	err = sessions.Remove(ctx, name, sessionWait)
 	if errors.Is(err, session.ErrBusy) {
-		err = store.Discard(name)
+		err = sessions.Discard(ctx, name)
 	}
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})

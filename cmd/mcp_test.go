@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/local"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
 )
 
@@ -28,7 +30,7 @@ func TestRemoveSessionStillHeld(t *testing.T) {
 	defer func(w time.Duration) { sessionWait = w }(sessionWait)
 	sessionWait = 10 * time.Millisecond
 	var errb bytes.Buffer
-	removeSession(dir, "mcp-1-0123456789ab", IO{Err: &errb})
+	removeSession(service.New(service.Config{}, local.New(local.Config{SessionDir: dir})), "mcp-1-0123456789ab", IO{Err: &errb})
 	if _, err := os.Stat(filepath.Join(dir, "mcp-1-0123456789ab")); !os.IsNotExist(err) || errb.Len() > 0 {
 		t.Errorf("the session is still there (%v); stderr %q", err, errb.String())
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentbash/agentbash/pkg/pipeline"
 	"github.com/agentbash/agentbash/pkg/pollable"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
 )
@@ -69,23 +69,21 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	}
 	sv := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares, rpcMemoryLimit)
 	defer sv.close()
-	pc, ctx := sv.pc, sv.ctx
+	ctx := sv.ctx
 
 	defaults := f.serverDefaults()
 	defaults.Session = cfg.Session // --session, AGENTBASH_SESSION or the file: requests naming none run there
 	s := &rpc.Server{
-		Runner:    pipeline.New(pc),
-		Task:      pipeline.Task{Store: taskStoreOf(cfg), MaxLifetime: cfg.Tasks.MaxLifetime},
-		Defaults:  defaults,
-		KillLimit: killLimit(cfg),
-		Log:       ios.Err,
+		Service:  sv.svc,
+		Defaults: defaults,
+		Log:      ios.Err,
 	}
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	if err := s.Serve(ctx, in, ios.Out); err != nil {
 		return exitError{code: 1, err: err}
 	}
-	if sc, ok := errors.AsType[pipeline.SignalCause](context.Cause(ctx)); ok {
+	if sc, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
 		return exitError{code: exitSignal + int(sc.Signal)} // the responses were written first
 	}
 	return nil
@@ -94,7 +92,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 // serverDefaults are the defaults of a server's requests (rpc, mcp): the run flags, with --cwd the
 // directory where requests and new sessions start rather than an explicit cwd of every request, so a
 // session's cd carries over to its next request (README "Sessions").
-func (f runFlags) serverDefaults() pipeline.Request {
+func (f runFlags) serverDefaults() request.Command {
 	req := f.request("")
 	req.StartCwd, req.Cwd = req.Cwd, ""
 	return req

@@ -20,12 +20,15 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/livequeue"
+	"github.com/agentbash/agentbash/pkg/local"
 	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/normalize"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/terminal"
 )
@@ -128,49 +131,65 @@ func checkEnvFlags(env []string) error {
 	return nil
 }
 
-// pipelineConfig is the Runner's config from the resolved settings: cfgWarnings go into every result,
-// flagEnv (--env) over shell.env, exe the backend.
-func pipelineConfig(cfg config.Config, cfgWarnings, flagEnv []string, exe run.Executor) pipeline.Config {
-	return pipeline.Config{
+// serviceConfig is the command's own settings from the resolved config: cfgWarnings go into every result,
+// flagEnv (--env) is the request's environment layer.
+func serviceConfig(cfg config.Config, cfgWarnings, flagEnv []string) service.Config {
+	return service.Config{
 		Timeout: cfg.Timeout, KillGrace: cfg.KillGrace,
-		Shell: cfg.Shell.Path, Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
-		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
-		Env:      append(envList(cfg.Shell.Env), flagEnv...),
-		MaxBytes: cfg.MaxBytes, ArtifactDir: cfg.ArtifactDir(), ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
+		Prefix: cfg.Shell.Prefix, Wrapper: cfg.Shell.Wrapper,
+		Env:      flagEnv,
+		MaxBytes: cfg.MaxBytes, ArtifactMaxBytes: cfg.Artifacts.MaxBytes,
 		Intercept: cfg.Interceptor.Enabled, Tools: cfg.Interceptor.Tools,
 		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
 		NonZeroExit: cfg.Result.NonZeroExit,
-		SessionDir:  config.SessionDir(),
-		Executor:    exe,
+		MaxLifetime: cfg.Tasks.MaxLifetime,
 		Warnings:    cfgWarnings,
 	}
 }
 
-// server is what a long-lived mode (rpc, mcp) runs with: the Runner over a pool of spare supervisors,
-// its config, and the context that SIGINT/SIGTERM cancel. close ends the spares and the signal handler.
+// localConfig is this machine's settings as a place: the shell, its environment, the directories; sup
+// starts the supervisors (nil: one process per run).
+func localConfig(cfg config.Config, sup run.Executor) local.Config {
+	return local.Config{
+		Shell: cfg.Shell.Path, ShellEnv: envList(cfg.Shell.Env),
+		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
+		ArtifactDir: cfg.ArtifactDir(), SessionDir: config.SessionDir(), TaskDir: cfg.TaskDir(),
+		KillLimit:   killLimit(cfg),
+		Supervisors: sup,
+	}
+}
+
+// newService is the service of one process over the place the config names: this machine, with sup
+// starting its supervisors. Broken rules are said through warn when it is set.
+func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Executor, warn func(string)) *service.Service {
+	sc := serviceConfig(cfg, cfgWarnings, flagEnv)
+	sc.Warn = warn
+	return service.New(sc, local.New(localConfig(cfg, sup)))
+}
+
+// server is what a long-lived mode (rpc, mcp) runs with: the service over a pool of spare supervisors, and
+// the context that SIGINT/SIGTERM cancel. close ends the spares and the signal handler.
 type server struct {
-	pc    pipeline.Config
+	svc   *service.Service
 	ctx   context.Context
 	close func()
 }
 
 // newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
-// back), starts spares idle supervisors, and builds the Runner's config from cfg; broken rules are said
-// on stderr.
+// back), starts spares idle supervisors, and builds the service; broken rules are said on stderr.
 func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) server {
 	memlimit.Apply(memLimit)
-	local := &supervisor.Local{Spares: spares}
-	local.Prewarm()
-	pc := pipelineConfig(cfg, cfgWarnings, flagEnv, local)
-	pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+	pool := &supervisor.Local{Spares: spares}
+	pool.Prewarm()
+	svc := newService(cfg, cfgWarnings, flagEnv, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
 	ctx, cancel := context.WithCancelCause(c.Context())
 	stop := handleSignals(cancel)
-	return server{pc: pc, ctx: ctx, close: func() { stop(); cancel(nil); local.Close() }}
+	return server{svc: svc, ctx: ctx, close: func() { stop(); cancel(nil); _ = svc.Executor().Close() }}
 }
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).
-func (f runFlags) request(command string) pipeline.Request {
-	req := pipeline.Request{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
+func (f runFlags) request(command string) request.Command {
+	req := request.Command{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
 	if f.head.n >= 0 {
 		req.Head = &f.head.n
 	}
@@ -181,15 +200,15 @@ func (f runFlags) request(command string) pipeline.Request {
 }
 
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
-	local := spare // started by Execute, when it runs a process of its own
-	if local == nil {
-		local = &supervisor.Local{}
-		defer local.Close()
+	pool := spare // started by Execute, when it runs a process of its own
+	if pool == nil {
+		pool = &supervisor.Local{}
+		defer pool.Close()
 	}
 	command, err := commandText(ios, f, args)
 	if fe, ok := errors.AsType[fileError](err); ok {
 		// A script file that cannot be read is not a malformed command line: a result, exit 125.
-		r := pipeline.Failed("", f.cwd, fe.err)
+		r := local.Failed("", f.cwd, fe.err)
 		printResult(ios, r, textFormat(formatWithoutConfig(c), ios), nil, 0)
 		return exitError{code: resultExit(r)}
 	}
@@ -215,7 +234,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if cfgErr != nil {
 		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
-		r := pipeline.Failed(command, f.cwd, cfgErr)
+		r := local.Failed(command, f.cwd, cfgErr)
 		r.Details.Warnings = cfgWarnings
 		text := textFormat(formatWithoutConfig(c), ios)
 		if !text {
@@ -231,22 +250,23 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	stop := handleSignals(cancel)
 	defer stop()
 
-	pc := pipelineConfig(cfg, cfgWarnings, f.env, local) // warnings: in details.warnings and on stderr
+	var warn func(string) // warnings: in details.warnings and on stderr
 	if !text {
-		// A broken rule is also said on stderr (SPEC §3.3); text mode prints every warning itself.
-		pc.Warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
+		// A broken rule is also said on stderr (reference §3.3); text mode prints every warning itself.
+		warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
 		_ = result.WriteWarnings(ios.Err, cfgWarnings)
 	}
+	svc := newService(cfg, cfgWarnings, f.env, pool, warn)
 	req := f.request(command)
 	req.Session = cfg.Session
 	if f.stdin {
 		req.Stdin = ios.In
 	}
 	if f.background || f.yield > 0 {
-		return runTask(ctx, c, ios, cfg, pc, req, f, text)
+		return runTask(ctx, c, ios, svc, req, f, text)
 	}
 	var term *terminal.View
-	var obs pipeline.Observer
+	var obs executor.Observer
 	if text && ios.OutIsTerminal {
 		// The pipeline does not stream when a head/tail limit is in effect (the view would show what it hides).
 		term = newTerminal(ios, f.preview)
@@ -259,7 +279,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 			}
 		}
 	}
-	r := pipeline.New(pc).Run(ctx, req, obs)
+	r := svc.Run(ctx, req, obs)
 	printResult(ios, r, text, term, f.preview)
 	return exitError{code: resultExit(r)}
 }
@@ -448,7 +468,7 @@ func (r *signalRelay) install() {
 			r.mu.Lock()
 			n := len(r.cancels)
 			for _, c := range r.cancels {
-				c(pipeline.SignalCause{Signal: sig})
+				c(request.SignalCause{Signal: sig})
 			}
 			r.mu.Unlock()
 			if n == 0 {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/listing"
 	"github.com/agentbash/agentbash/pkg/session"
 )
@@ -33,7 +33,18 @@ $XDG_STATE_HOME/agentbash/sessions (0700, files 0600: exported variables can be 
 	return c
 }
 
-func sessionStore() session.Store { return session.Store{Dir: config.SessionDir()} }
+// sessionStore is the sessions of the place the config names.
+func sessionStore(c *cobra.Command) (executor.Sessions, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	store, err := newService(cfg, nil, nil, nil, nil).Sessions()
+	if err != nil {
+		return nil, exitError{code: 1, err: err}
+	}
+	return store, nil
+}
 
 // sessionName checks a NAME argument: a malformed one is a usage error (SPEC §7.1).
 func sessionName(c *cobra.Command, name string) error {
@@ -52,7 +63,11 @@ func newSessionListCmd(ios IO) *cobra.Command {
 (lastUsed in RFC 3339; cwd is "" until a command's state was kept).`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			infos, err := sessionStore().List()
+			store, err := sessionStore(c)
+			if err != nil {
+				return err
+			}
+			infos, err := store.List(c.Context())
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
@@ -86,7 +101,11 @@ shell text that restores it. --json prints the same as an object.`,
 			if err := sessionName(c, args[0]); err != nil {
 				return err
 			}
-			in, err := sessionStore().Show(args[0], values)
+			store, err := sessionStore(c)
+			if err != nil {
+				return err
+			}
+			in, err := store.Show(c.Context(), args[0], values)
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
@@ -146,7 +165,11 @@ up to 5 seconds; past that nothing is removed and rm exits 1. An unknown session
 			if err := sessionName(c, args[0]); err != nil {
 				return err
 			}
-			err := sessionStore().Remove(args[0], removeWait)
+			store, err := sessionStore(c)
+			if err != nil {
+				return err
+			}
+			err = store.Remove(c.Context(), args[0], removeWait)
 			if errors.Is(err, session.ErrNotFound) {
 				// As `session show` says it.
 				return exitError{code: 1, err: fmt.Errorf("session %s: %w", args[0], session.ErrNotFound)}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -16,8 +15,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentbash/agentbash/pkg/config"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -40,20 +40,18 @@ final result with agentbash wait ID. It takes the flags of run; it has no timeou
 }
 
 // runTask starts the command as a task (start, run --background) or runs it with a yield (run --yield).
-func runTask(ctx context.Context, c *cobra.Command, ios IO, cfg config.Config, pc pipeline.Config, req pipeline.Request, f runFlags, text bool) error {
+func runTask(ctx context.Context, c *cobra.Command, ios IO, svc *service.Service, req request.Command, f runFlags, text bool) error {
 	if f.stdin {
 		return usageError{err: errors.New("a background task's stdin is /dev/null: --stdin does not go with it"), cmd: c.CommandPath()}
 	}
-	t := pipeline.Task{Store: taskStoreOf(cfg), MaxLifetime: cfg.Tasks.MaxLifetime}
 	if c.Flags().Changed("timeout") {
-		t.Timeout = &cfg.Timeout
+		req.Timeout = new(svc.Timeout()) // a task has no timeout unless one is given (reference §8)
 	}
-	runner := pipeline.New(pc)
 	var r result.Result
 	if f.yield > 0 {
-		r = runner.Yield(ctx, req, t, time.Duration(f.yield*float64(time.Second)))
+		r = svc.Yield(ctx, req, f.yield)
 	} else {
-		r = runner.Start(ctx, req, t)
+		r = svc.Start(ctx, req)
 	}
 	printTask(ios, r, text)
 	return exitError{code: resultExit(r)} // a task started or yielded: 0
@@ -78,27 +76,19 @@ func printTask(ios IO, r result.Result, text bool) error {
 	return err
 }
 
-func taskStoreOf(cfg config.Config) tasks.Store {
-	dir := cfg.TaskDir()
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs // the supervisor finds it wherever it runs
-	}
-	return tasks.Store{Dir: dir}
-}
-
 // taskFlags are the flags every task command takes: --format, --task-dir.
 func taskFlags(c *cobra.Command) {
 	c.Flags().String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
 	c.Flags().String("task-dir", "", "task `DIR` (default $XDG_STATE_HOME/agentbash/tasks)")
 }
 
-// taskEnv loads the config of a task command: the store, whether to print text.
-func taskEnv(c *cobra.Command, ios IO) (config.Config, tasks.Store, bool, error) {
+// taskEnv loads the config of a task command: the service over the place it names, whether to print text.
+func taskEnv(c *cobra.Command, ios IO) (*service.Service, bool, error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
-		return cfg, tasks.Store{}, false, err
+		return nil, false, err
 	}
-	return cfg, taskStoreOf(cfg), textFormat(cfg.Format, ios), nil
+	return newService(cfg, nil, nil, nil, nil), textFormat(cfg.Format, ios), nil
 }
 
 // taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, SPEC §8).
@@ -229,18 +219,17 @@ a run result and its status line.`,
 			if wait < 0 || wait != wait {
 				return usageError{err: errors.New("--wait takes a number of seconds ≥ 0"), cmd: c.CommandPath()}
 			}
-			cfg, store, text, err := taskEnv(c, ios)
+			svc, text, err := taskEnv(c, ios)
 			if err != nil {
 				return err
 			}
 			// The reader moves past the text only once its result was written: one that could not be
 			// (a closed stdout) is given again by the next read, and this one exits 1.
 			var printErr error
-			_, err = store.ReadOutputTo(id, reader, cfg.MaxBytes, time.Duration(wait*float64(time.Second)),
-				func(rd tasks.Read) error {
-					printErr = printTask(ios, tasks.ReadResult(rd), text)
-					return printErr
-				})
+			_, err = svc.Output(c.Context(), id, reader, wait, func(r result.Result) error {
+				printErr = printTask(ios, r, text)
+				return printErr
+			})
 			if printErr != nil {
 				return exitError{code: 1}
 			}
@@ -275,17 +264,16 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			if timeout < 0 || timeout != timeout {
 				return usageError{err: errors.New("--timeout takes a number of seconds ≥ 0 (0: no limit)"), cmd: c.CommandPath()}
 			}
-			_, store, text, err := taskEnv(c, ios)
+			svc, text, err := taskEnv(c, ios)
 			if err != nil {
 				return err
 			}
-			rec, err := store.Wait(id, time.Duration(timeout*float64(time.Second)))
+			r, err := svc.Wait(c.Context(), id, timeout)
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
-			r := store.FinalResult(rec)
 			code := resultExit(r) // as a run of it would exit
-			if rec.Running() {
+			if r.Details.Status == result.StatusRunning {
 				code = exitTimedOut // wait's own --timeout
 			}
 			printTask(ios, r, text)
@@ -317,15 +305,15 @@ details.killed is false when the task had already ended and nothing of it ran. E
 			if err != nil {
 				return usageError{err: fmt.Errorf("--signal: %w", err), cmd: c.CommandPath()}
 			}
-			cfg, store, text, err := taskEnv(c, ios)
+			svc, text, err := taskEnv(c, ios)
 			if err != nil {
 				return err
 			}
-			rec, killed, err := store.Kill(id, s, killLimit(cfg))
+			r, err := svc.Kill(c.Context(), id, s)
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
-			printTask(ios, tasks.KillResult(rec, killed), text)
+			printTask(ios, r, text)
 			return nil
 		},
 	}
@@ -355,16 +343,15 @@ processes a task's shell left running when it ended (the task still owns them: k
 table shows them after the status.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, store, _, err := taskEnv(c, ios)
+			svc, _, err := taskEnv(c, ios)
 			if err != nil {
 				return err
 			}
-			recs, err := store.List()
+			rows, err := svc.Tasks(c.Context(), all)
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
 			now := time.Now()
-			rows := tasks.Rows(recs, all, now)
 			if asJSON {
 				b, err := json.Marshal(rows)
 				if err != nil {
@@ -389,9 +376,12 @@ func newTasksPruneCmd(ios IO) *cobra.Command {
 		example: "  agentbash tasks prune --older-than 7d",
 		flag:    "remove tasks that ended more than `DURATION` ago (7d, 12h, 30m)",
 		what:    "task(s)",
-		store: func(c *cobra.Command) (pruner, error) {
-			_, store, _, err := taskEnv(c, ios)
-			return store, err
+		prune: func(c *cobra.Command, age time.Duration) ([]string, error) {
+			svc, _, err := taskEnv(c, ios)
+			if err != nil {
+				return nil, err
+			}
+			return svc.PruneTasks(c.Context(), age)
 		},
 	})
 	taskFlags(c)
@@ -411,30 +401,26 @@ texts.`,
 			if !all {
 				return usageError{err: errors.New("tasks kill needs --all (agentbash kill ID kills one)"), cmd: c.CommandPath()}
 			}
-			cfg, store, text, err := taskEnv(c, ios)
+			svc, text, err := taskEnv(c, ios)
 			if err != nil {
 				return err
 			}
-			recs, err := store.List()
+			rows, err := svc.Tasks(c.Context(), true)
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
 			// All at once: each kill waits out its own grace, in parallel.
-			var running []tasks.Record
-			for _, rec := range recs {
-				if rec.Running() || rec.Leftovers > 0 {
-					running = append(running, rec)
+			var running []tasks.Row
+			for _, row := range rows {
+				if row.Status == tasks.StatusRunning || row.LeftoverCount > 0 {
+					running = append(running, row)
 				}
 			}
 			results := make([]*result.Result, len(running))
 			var wg sync.WaitGroup
-			for i, rec := range running {
+			for i, row := range running {
 				wg.Go(func() {
-					rec, killed, err := store.Kill(rec.TaskID, syscall.SIGTERM, killLimit(cfg))
-					r := tasks.KillResult(rec, killed)
-					if err != nil {
-						r = tasks.ErrorResult(rec.TaskID, err)
-					}
+					r, _ := svc.Kill(c.Context(), row.TaskID, syscall.SIGTERM)
 					results[i] = &r
 				})
 			}

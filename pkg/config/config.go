@@ -15,7 +15,7 @@ import (
 
 	"github.com/adrg/xdg"
 	"github.com/agentbash/agentbash/pkg/intercept"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/session"
@@ -100,7 +100,7 @@ type Result struct {
 
 // Limits and defaults (SPEC §3.5, §3.6, §3.7, §3.8).
 const (
-	DefaultTimeout          = pipeline.DefaultTimeout
+	DefaultTimeout          = request.DefaultTimeout
 	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
@@ -157,7 +157,7 @@ type KeyError struct {
 func (e *KeyError) Error() string { return e.Key + ": " + e.Msg }
 
 // Validate checks values that have a fixed set or range; the error is a *KeyError naming the key. The
-// timeout is not an error when out of range: it is clamped (see pipeline.ClampTimeout). Interceptor rules are
+// timeout is not an error when out of range: it is clamped (see request.ClampTimeout). Interceptor rules are
 // checked by intercept.New, one warning per broken rule.
 func (c Config) Validate() error {
 	bad := func(key, format string, a ...any) error { return &KeyError{Key: key, Msg: fmt.Sprintf(format, a...)} }

@@ -53,7 +53,10 @@ type Tasks interface {
 	// A task with Yield runs in the foreground until then, ctx's cancel reaching it.
 	Start(ctx context.Context, c request.Command) result.Result
 	// Output is what task id printed since reader's previous read, waiting up to wait for something new.
-	Output(ctx context.Context, id, reader string, wait time.Duration, maxBytes int) (result.Result, error)
+	// deliver, when set, is given the result before the reader moves past it: when it fails (a closed
+	// stdout), the reader stays, and the next read gives the same text again; its error is returned.
+	Output(ctx context.Context, id, reader string, wait time.Duration, maxBytes int,
+		deliver func(result.Result) error) (result.Result, error)
 	// Kill sends sig to the task's tree, then ends it; it returns once the tree is gone (or after the
 	// executor's limit), with killed saying whether it is.
 	Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error)
@@ -69,7 +72,9 @@ type Tasks interface {
 type Sessions interface {
 	List(ctx context.Context) ([]session.Info, error)
 	Show(ctx context.Context, name string, values bool) (session.Info, error)
-	Remove(ctx context.Context, name string) error
+	// Remove waits up to wait for the session's running command, then removes it (session.ErrBusy if it
+	// still runs).
+	Remove(ctx context.Context, name string, wait time.Duration) error
 	// Discard removes a session its owner (an MCP connection) is done with, without waiting.
 	Discard(ctx context.Context, name string) error
 }
@@ -78,6 +83,8 @@ type Sessions interface {
 type Artifacts interface {
 	// Print writes artifact id to w: sanitized text, or the raw bytes.
 	Print(ctx context.Context, w io.Writer, id string, raw bool) error
+	// Path is the artifact's absolute path at the place (details.artifactPath).
+	Path(ctx context.Context, id string) (string, error)
 	List(ctx context.Context) ([]artifact.Info, error)
 	Prune(ctx context.Context, age time.Duration) ([]string, error)
 }

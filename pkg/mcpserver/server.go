@@ -29,24 +29,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
 
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
-	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
 // Options configures a [Server].
 type Options struct {
-	Runner *pipeline.Runner // runs every bash call; its window (MaxBytes) is also a bash_output read's
+	// Service runs every call (its executor is the place); its window (MaxBytes) is also a bash_output read's,
+	// its default timeout the one the descriptions tell.
+	Service *service.Service
 	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
 	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
-	Defaults pipeline.Request
-
-	Tasks       tasks.Store // where background tasks are recorded
-	MaxLifetime float64     // tasks.maxLifetime of a task started here, seconds; 0 is none
-	Timeout     float64     // the bash tool's default timeout, seconds, as the descriptions tell it; 0 is 300
-	// KillWait is how long bash_kill waits for a task to end after its signal (the kill grace and the
-	// sweeps); 0 is 13 s.
-	KillWait time.Duration
+	Defaults request.Command
 
 	// Session names the session (SPEC §7.1) every bash call of every connection runs in. When it is ""
 	// and NoSession is false, each connection gets a session of its own, with a generated name, that
@@ -74,9 +69,6 @@ type Server struct {
 
 // New builds the server and registers its four tools.
 func New(o Options) *Server {
-	if o.KillWait <= 0 {
-		o.KillWait = 13 * time.Second
-	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

@@ -19,7 +19,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/local"
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/service"
 	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
 	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
 	_ "github.com/agentbash/agentbash/pkg/reexec"
@@ -29,14 +31,20 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
+// testService is a service on this machine with its directories under dir: timeout and kill grace in
+// seconds.
+func testService(dir string, timeout, killGrace float64) *service.Service {
+	return service.New(service.Config{Timeout: timeout, KillGrace: killGrace, NonZeroExit: result.NonZeroError},
+		local.New(local.Config{ArtifactDir: filepath.Join(dir, "art"), SessionDir: filepath.Join(dir, "sessions"),
+			TaskDir: filepath.Join(dir, "tasks"), KillLimit: time.Duration(killGrace+10) * time.Second}))
+}
+
 // testServer is a server over a temporary artifact and task directory.
 func testServer(t *testing.T, edit func(*Options)) *Server {
 	t.Helper()
 	dir := t.TempDir()
 	o := Options{
-		Runner: pipeline.New(pipeline.Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(dir, "art"),
-			SessionDir: filepath.Join(dir, "sessions"), NonZeroExit: result.NonZeroError}),
-		Tasks:   tasks.Store{Dir: filepath.Join(dir, "tasks")},
+		Service: testService(dir, 30, 1),
 		Version: "test",
 	}
 	if edit != nil {
@@ -303,7 +311,7 @@ func TestBashArguments(t *testing.T) {
 func TestDefaultsFromRunFlags(t *testing.T) {
 	dir := t.TempDir()
 	head := 2
-	s := testServer(t, func(o *Options) { o.Defaults = pipeline.Request{Cwd: dir, Head: &head} })
+	s := testServer(t, func(o *Options) { o.Defaults = request.Command{Cwd: dir, Head: &head} })
 	cs, _ := connect(t, s, nil)
 	if r := call(t, cs, "bash", map[string]any{"command": "pwd"}); text(r) != dir {
 		t.Errorf("default cwd: %q", text(r))
@@ -493,8 +501,7 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {
 	ended := make(chan string, 1)
 	s := testServer(t, func(o *Options) {
-		o.Runner = pipeline.New(pipeline.Config{Timeout: 300, KillGrace: 60, ArtifactDir: filepath.Join(t.TempDir(), "art"),
-			SessionDir: filepath.Join(t.TempDir(), "sessions"), NonZeroExit: result.NonZeroError})
+		o.Service = testService(t.TempDir(), 300, 60)
 		o.EndSession = func(name string) { ended <- name }
 	})
 	cs, client, served := connectStdio(t, s)

@@ -12,8 +12,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/normalize"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -149,15 +150,12 @@ func (s *Server) addTools() {
 }
 
 // window is the output window of every call, bytes: the Runner's.
-func (s *Server) window() int { return s.o.Runner.MaxBytes() }
+func (s *Server) window() int { return s.o.Service.MaxBytes() }
 
 // timeout is the default timeout of a bash call, seconds.
 func (s *Server) timeout() float64 {
-	if s.o.Timeout > 0 {
-		t, _ := pipeline.ClampTimeout(s.o.Timeout)
-		return t
-	}
-	return pipeline.DefaultTimeout
+	t, _ := request.ClampTimeout(s.o.Service.Timeout())
+	return t
 }
 
 // schema is the input schema of T (jsonschema-go: fields without omitempty are required, no other
@@ -282,11 +280,11 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	a, err := bashArgs(arguments(req))
 	switch {
 	case err != nil:
-		return toolResult(pipeline.Failed(a.Command, a.Cwd, err)), nil
+		return toolResult(s.refuse(a.Command, a.Cwd, err)), nil
 	case normalize.Trim(a.Command) == "":
-		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPNoCommand))), nil
+		return toolResult(s.refuse(a.Command, a.Cwd, errors.New(texts.MCPNoCommand))), nil
 	case a.RunInBackground && a.YieldSeconds != nil && *a.YieldSeconds > 0:
-		return toolResult(pipeline.Failed(a.Command, a.Cwd, errors.New(texts.MCPBackgroundYield))), nil
+		return toolResult(s.refuse(a.Command, a.Cwd, errors.New(texts.MCPBackgroundYield))), nil
 	}
 	r := s.o.Defaults
 	r.Command, r.Stdin, r.Session = a.Command, nil, ""
@@ -307,22 +305,27 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()
-	task := pipeline.Task{Store: s.o.Tasks, MaxLifetime: s.o.MaxLifetime}
 	switch {
 	case a.RunInBackground:
-		task.Timeout = a.Timeout // a task has no timeout unless the call gives one (SPEC §8)
-		return toolResult(s.o.Runner.Start(ctx, r, task)), nil
+		// A task has no timeout unless the call gives one (reference §8).
+		r.Timeout = a.Timeout
+		return toolResult(s.o.Service.Start(ctx, r)), nil
 	case a.YieldSeconds != nil && *a.YieldSeconds > 0:
-		res := s.o.Runner.Yield(ctx, r, task, seconds(*a.YieldSeconds))
+		res := s.o.Service.Yield(ctx, r, *a.YieldSeconds)
 		return toolResult(mcpYield(res)), nil
 	}
-	var obs pipeline.Observer
+	var obs executor.Observer
 	if token := req.Params.GetProgressToken(); token != nil {
 		p := startProgress(ctx, req.Session, token)
 		defer p.stop() // before the result goes out: no progress after it
 		obs = p.observe
 	}
-	return toolResult(s.o.Runner.Run(ctx, r, obs)), nil
+	return toolResult(s.o.Service.Run(ctx, r, obs)), nil
+}
+
+// refuse is the error result of a bash call that will not run because of err.
+func (s *Server) refuse(command, cwd string, err error) result.Result {
+	return s.o.Service.Refuse(request.Command{Command: command, Cwd: cwd}, err)
 }
 
 // mcpYield rewords the last line of a yielded run that goes on as a task, which names the CLI's
@@ -341,14 +344,6 @@ func mcpYield(r result.Result) result.Result {
 	return r
 }
 
-// seconds is s seconds as a duration, bounded to a century.
-func seconds(s float64) time.Duration {
-	return time.Duration(min(s, 100*365*24*3600) * float64(time.Second))
-}
-
-// outputPoll is how long one wait of bash_output may block before it looks at its call's context again.
-const outputPoll = 500 * time.Millisecond
-
 func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in := readArgs("bash_output", arguments(req), "task_id", "wait_seconds")
 	id, waitSeconds := in.taskID("task_id"), in.seconds("wait_seconds")
@@ -358,24 +353,15 @@ func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if err := tasks.CheckID(id); err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
-	var wait time.Duration
+	var wait float64
 	if waitSeconds != nil {
-		wait = seconds(*waitSeconds)
+		wait = *waitSeconds
 	}
-	deadline := time.Now().Add(wait)
-	for {
-		// The wait in slices, so a cancelled call (or a client gone) stops waiting.
-		rd, err := s.o.Tasks.ReadOutput(id, tasks.DefaultReader, s.window(), min(time.Until(deadline), outputPoll))
-		if err != nil {
-			return toolResult(tasks.ErrorResult(id, err)), nil
-		}
-		if rd.Text != "" || rd.Lossy || !rd.Record.Running() || !time.Now().Before(deadline) || ctx.Err() != nil {
-			return toolResult(tasks.ReadResult(rd)), nil
-		}
-	}
+	r, _ := s.o.Service.Output(ctx, id, tasks.DefaultReader, wait, nil)
+	return toolResult(r), nil
 }
 
-func (s *Server) kill(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in := readArgs("bash_kill", arguments(req), "task_id")
 	id := in.taskID("task_id")
 	if err := in.check(); err != nil {
@@ -384,25 +370,21 @@ func (s *Server) kill(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToo
 	if err := tasks.CheckID(id); err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
-	rec, killed, err := s.o.Tasks.Kill(id, syscall.SIGTERM, s.o.KillWait)
-	if err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
-	}
-	return toolResult(tasks.KillResult(rec, killed)), nil
+	r, _ := s.o.Service.Kill(ctx, id, syscall.SIGTERM)
+	return toolResult(r), nil
 }
 
-func (s *Server) tasks(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) tasks(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in := readArgs("bash_tasks", arguments(req), "all")
 	all := in.flag("all")
 	if err := in.check(); err != nil {
 		return taskListError(err), nil
 	}
-	recs, err := s.o.Tasks.List()
+	rows, err := s.o.Service.Tasks(ctx, all)
 	if err != nil {
 		return taskListError(fmt.Errorf("list tasks: %w", err)), nil
 	}
 	now := time.Now()
-	rows := tasks.Rows(recs, all, now)
 	text := texts.MCPNoTasks
 	if all {
 		text = texts.MCPNoTasksAll

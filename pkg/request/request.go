@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/run"
 )
 
@@ -95,6 +96,9 @@ type Resolved struct {
 	Warnings         []string `json:"warnings,omitempty"`
 	// Blocked is the interceptor's verdict: the place shapes the blocked result and runs nothing.
 	Blocked *intercept.Block `json:"blocked,omitempty"`
+	// Refused is why the service will not run the command (a bad argument): the place shapes the error
+	// result with its facts (cwd, shell) and runs nothing.
+	Refused string `json:"refused,omitempty"`
 	// Task, when set, makes the command a background task.
 	Task *TaskOptions `json:"task,omitempty"`
 }
@@ -115,7 +119,7 @@ type TaskOptions struct {
 // owns sessions, the name's form is everyone's). The error names every bad field, joined.
 func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 	var errs []error
-	if strings.TrimSpace(c.Command) == "" {
+	if normalize.Trim(c.Command) == "" {
 		errs = append(errs, errors.New("command: required, a non-empty string of shell text"))
 	}
 	if c.Session != "" && !validName(c.Session) {

@@ -12,8 +12,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/agentbash/agentbash/pkg/normalize"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -29,6 +28,16 @@ const (
 	TypeKill   = "kill"
 	TypeWait   = "wait"
 	TypeTasks  = "tasks"
+	// The place's stores, as another agentbash reaches them through a target (README "Targets"): tasks,
+	// sessions and artifacts kept where the commands run.
+	TypeTasksPrune    = "tasks_prune"
+	TypeSessionList   = "session_list"
+	TypeSessionShow   = "session_show"
+	TypeSessionRemove = "session_rm"
+	TypeArtifact      = "artifact"
+	TypeArtifactPath  = "artifact_path"
+	TypeArtifactList  = "artifact_list"
+	TypeArtifactPrune = "artifact_prune"
 )
 
 // Types of the lines the server writes.
@@ -76,7 +85,7 @@ type TaskDone struct {
 // Bash is a bash or start request: the command with its run options (fields left out take the server's
 // defaults) and how it runs.
 type Bash struct {
-	pipeline.Request
+	request.Command
 	Background bool    `json:"background,omitempty"` // start it as a task (as start)
 	Yield      float64 `json:"yield,omitempty"`      // seconds; hand it over as a task after them, 0: never
 	Stream     bool    `json:"stream,omitempty"`     // send update events while it runs
@@ -113,6 +122,21 @@ type Tasks struct {
 	All bool
 }
 
+// Store is a request to the place's stores (TypeTasksPrune … TypeArtifactPrune): Op is its type.
+type Store struct {
+	Op         string
+	Name       string  // session_show, session_rm
+	Values     bool    // session_show
+	ArtifactID string  // artifact, artifact_path
+	Raw        bool    // artifact
+	Offset     int64   // artifact: the first byte of the printed artifact to send
+	Limit      int64   // artifact: at most this many bytes (0: MaxArtifactChunk)
+	OlderThan  float64 // tasks_prune, artifact_prune: seconds
+}
+
+// MaxArtifactChunk is the most bytes of an artifact one artifact response carries.
+const MaxArtifactChunk = 4 << 20
+
 // Message is one decoded request: its canonical id, its type and the fields of that type (exactly one of
 // the pointers is set).
 type Message struct {
@@ -124,6 +148,7 @@ type Message struct {
 	Kill   *Kill
 	Wait   *Wait
 	Tasks  *Tasks
+	Store  *Store
 }
 
 // DecodeError is a request that cannot be served: the id (null when the line could not be parsed), the
@@ -141,7 +166,7 @@ type (
 	bashWire struct {
 		ID   json.RawMessage `json:"id"`
 		Type string          `json:"type"`
-		pipeline.Request
+		request.Command
 		Background bool     `json:"background"`
 		Yield      *float64 `json:"yield"`
 		Stream     bool     `json:"stream"`
@@ -149,7 +174,7 @@ type (
 	startWire struct {
 		ID   json.RawMessage `json:"id"`
 		Type string          `json:"type"`
-		pipeline.Request
+		request.Command
 	}
 	abortWire struct {
 		ID     json.RawMessage `json:"id"`
@@ -180,6 +205,29 @@ type (
 		Type string          `json:"type"`
 		All  bool            `json:"all"`
 	}
+	pruneWire struct {
+		ID        json.RawMessage `json:"id"`
+		Type      string          `json:"type"`
+		OlderThan float64         `json:"olderThan"`
+	}
+	listWire struct {
+		ID   json.RawMessage `json:"id"`
+		Type string          `json:"type"`
+	}
+	sessionWire struct {
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Name   string          `json:"name"`
+		Values bool            `json:"values"`
+	}
+	artifactWire struct {
+		ID         json.RawMessage `json:"id"`
+		Type       string          `json:"type"`
+		ArtifactID string          `json:"artifactId"`
+		Raw        bool            `json:"raw"`
+		Offset     int64           `json:"offset"`
+		Limit      int64           `json:"limit"`
+	}
 )
 
 // fieldsOf is each request type's field names, from its wire form's JSON tags.
@@ -192,11 +240,21 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 		TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
 		TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
 		TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
+
+		TypeTasksPrune:    jsonNames(reflect.TypeFor[pruneWire]()),
+		TypeArtifactPrune: jsonNames(reflect.TypeFor[pruneWire]()),
+		TypeSessionList:   jsonNames(reflect.TypeFor[listWire]()),
+		TypeArtifactList:  jsonNames(reflect.TypeFor[listWire]()),
+		TypeSessionShow:   jsonNames(reflect.TypeFor[sessionWire]()),
+		TypeSessionRemove: jsonNames(reflect.TypeFor[sessionWire]()),
+		TypeArtifact:      jsonNames(reflect.TypeFor[artifactWire]()),
+		TypeArtifactPath:  jsonNames(reflect.TypeFor[artifactWire]()),
 	}
 })
 
 // typeNames lists the request types for error messages.
-var typeNames = "bash, abort_bash, start, output, kill, wait or tasks"
+var typeNames = "bash, abort_bash, start, output, kill, wait, tasks, tasks_prune, session_list, session_show, " +
+	"session_rm, artifact, artifact_path, artifact_list or artifact_prune"
 
 // jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
 func jsonNames(t reflect.Type) map[string]bool {
@@ -238,13 +296,21 @@ var wants = map[string]string{
 	"reader":      "a reader name (a string)",
 	"signal":      "a signal name (a string such as \"TERM\")",
 	"all":         "true or false",
+	"olderThan":   "a number of seconds",
+	"name":        "a session name (a string)",
+	"values":      "true or false",
+	"artifactId":  "an artifact id (a string of decimal digits)",
+	"raw":         "true or false",
+	"offset":      "a byte offset ≥ 0",
+	"limit":       "a byte count ≥ 0",
+	"resolved":    "the settled half of a command, as another agentbash sends it (an object)",
 }
 
 // Decode parses one request line (SPEC §7.2): a JSON object whose "type" names the request and whose
 // other keys are exactly that type's fields. Its id, any JSON value, is kept in canonical form. A bash or
 // start request starts from defaults (the server's run flags): a field it gives replaces the default.
 // The error is a *DecodeError, with the id when the line had one.
-func Decode(line []byte, defaults pipeline.Request) (Message, error) {
+func Decode(line []byte, defaults request.Command) (Message, error) {
 	var obj map[string]json.RawMessage
 	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return Message{}, &DecodeError{ID: null, Msg: "bad request: want a JSON object on one line"}
@@ -286,18 +352,18 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 	var err error
 	switch typ {
 	case TypeBash:
-		w := bashWire{Request: cloneRequest(defaults)}
+		w := bashWire{Command: defaults.Clone()}
 		if err = unmarshal(line, &w); err == nil {
-			b := &Bash{Request: w.Request, Background: w.Background, Stream: w.Stream}
+			b := &Bash{Command: w.Command, Background: w.Background, Stream: w.Stream}
 			if w.Yield != nil {
 				b.Yield = *w.Yield
 			}
 			m.Bash, err = b, checkBash(b)
 		}
 	case TypeStart:
-		w := startWire{Request: cloneRequest(defaults)}
+		w := startWire{Command: defaults.Clone()}
 		if err = unmarshal(line, &w); err == nil {
-			m.Bash = &Bash{Request: w.Request, Background: true}
+			m.Bash = &Bash{Command: w.Command, Background: true}
 			err = checkBash(m.Bash)
 		}
 	case TypeAbort:
@@ -355,6 +421,36 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 		if err = unmarshal(line, &w); err == nil {
 			m.Tasks = &Tasks{All: w.All}
 		}
+	case TypeTasksPrune, TypeArtifactPrune:
+		var w pruneWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Store = &Store{Op: typ, OlderThan: w.OlderThan}
+			err = seconds("olderThan", w.OlderThan)
+		}
+	case TypeSessionList, TypeArtifactList:
+		var w listWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Store = &Store{Op: typ}
+		}
+	case TypeSessionShow, TypeSessionRemove:
+		var w sessionWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Store = &Store{Op: typ, Name: w.Name, Values: w.Values}
+			if !session.Valid(w.Name) {
+				err = fmt.Errorf("name %q: %s", w.Name, session.NameRule)
+			}
+		}
+	case TypeArtifact, TypeArtifactPath:
+		var w artifactWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Store = &Store{Op: typ, ArtifactID: w.ArtifactID, Raw: w.Raw, Offset: w.Offset, Limit: w.Limit}
+			if w.ArtifactID == "" {
+				err = errors.New("artifactId: required, " + wants["artifactId"])
+			}
+			if w.Offset < 0 || w.Limit < 0 {
+				err = errors.Join(err, errors.New("offset and limit: want byte counts ≥ 0"))
+			}
+		}
 	}
 	if err != nil {
 		return bad(typ, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -367,8 +463,8 @@ func unmarshal(line []byte, v any) error {
 	err := json.Unmarshal(line, v)
 	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		field := te.Field
-		if i := strings.Index(field, "Request."); i == 0 {
-			field = field[len("Request."):] // the embedded pipeline.Request
+		if i := strings.Index(field, "Command."); i == 0 {
+			field = field[len("Command."):] // the embedded request.Command
 		}
 		name, _, _ := strings.Cut(field, ".")
 		want := wants[name]
@@ -388,31 +484,10 @@ func unmarshal(line []byte, v any) error {
 var errNullTarget = errors.New("target: null names no request (requests sent without an id have no id to " +
 	"target); give the id of the request to abort, or leave target out to abort every running command")
 
-// checkBash checks what JSON types cannot say about a bash or start request.
+// checkBash checks what JSON types cannot say about a bash or start request: the command's own checks
+// (request.Command.Validate), then how it runs.
 func checkBash(b *Bash) error {
-	var errs []error
-	if normalize.Trim(b.Command) == "" {
-		errs = append(errs, errors.New("command: required, a non-empty string of shell text"))
-	}
-	if b.Session != "" && !session.Valid(b.Session) {
-		errs = append(errs, fmt.Errorf("session %q: %s", b.Session, session.NameRule))
-	}
-	for _, f := range []struct {
-		name string
-		n    *int
-	}{{"head", b.Head}, {"tail", b.Tail}} {
-		if f.n != nil && *f.n < 0 {
-			errs = append(errs, fmt.Errorf("%s: want %s, got %d", f.name, wants[f.name], *f.n))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(b.Env)) {
-		if k == "" || strings.ContainsAny(k, "=\x00") {
-			errs = append(errs, fmt.Errorf("env: bad variable name %q (no '=', not empty)", k))
-		}
-		if strings.ContainsRune(b.Env[k], 0) {
-			errs = append(errs, fmt.Errorf("env: the value of %s holds a NUL byte, which no environment can carry", k))
-		}
-	}
+	errs := []error{b.Validate(session.Valid, session.NameRule)}
 	if b.Yield < 0 {
 		errs = append(errs, fmt.Errorf("yield: want %s > 0, got %s", wants["yield"], result.FormatSeconds(b.Yield)))
 	}
@@ -437,26 +512,6 @@ func seconds(name string, s float64) error {
 		return fmt.Errorf("%s: want %s ≥ 0, got %s", name, wants[name], result.FormatSeconds(s))
 	}
 	return nil
-}
-
-// cloneRequest copies r deeply, so a request decoded over it cannot change it.
-func cloneRequest(r pipeline.Request) pipeline.Request {
-	c := r
-	if r.Timeout != nil {
-		c.Timeout = new(*r.Timeout)
-	}
-	if r.Head != nil {
-		c.Head = new(*r.Head)
-	}
-	if r.Tail != nil {
-		c.Tail = new(*r.Tail)
-	}
-	if r.Intercept != nil {
-		c.Intercept = new(*r.Intercept)
-	}
-	c.Env = maps.Clone(r.Env)
-	c.Tools = slices.Clone(r.Tools)
-	return c
 }
 
 // Canonical is raw in canonical form: compact, object keys sorted, strings re-escaped, numbers as

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/normalize"
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/request"
 )
 
 // decodeTests are request lines with what Decode makes of them: the error (a part of its text) or the
@@ -67,7 +67,7 @@ var decodeTests = []struct {
 
 func TestDecode(t *testing.T) {
 	for _, tt := range decodeTests {
-		m, err := Decode([]byte(tt.line), pipeline.Request{})
+		m, err := Decode([]byte(tt.line), request.Command{})
 		if tt.err != "" {
 			de, ok := errors.AsType[*DecodeError](err)
 			if !ok || !strings.Contains(de.Msg, tt.err) || string(de.ID) != tt.id || de.Type != tt.typ {
@@ -82,26 +82,26 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeFields(t *testing.T) {
-	m, err := Decode([]byte(`{"type":"abort_bash","target":{"z":1,"a":"\u0041"}}`), pipeline.Request{})
+	m, err := Decode([]byte(`{"type":"abort_bash","target":{"z":1,"a":"\u0041"}}`), request.Command{})
 	if err != nil || string(m.Abort.Target) != `{"a":"A","z":1}` {
 		t.Errorf("target %s, %v", m.Abort.Target, err)
 	}
-	if m, err := Decode([]byte(`{"type":"abort_bash"}`), pipeline.Request{}); err != nil || m.Abort.Target != nil {
+	if m, err := Decode([]byte(`{"type":"abort_bash"}`), request.Command{}); err != nil || m.Abort.Target != nil {
 		t.Errorf("no target: target %s, %v (want all)", m.Abort.Target, err)
 	}
-	m, _ = Decode([]byte(`{"type":"kill","taskId":"3","signal":"hup"}`), pipeline.Request{})
+	m, _ = Decode([]byte(`{"type":"kill","taskId":"3","signal":"hup"}`), request.Command{})
 	if m.Kill.Signal != syscall.SIGHUP {
 		t.Errorf("signal %v", m.Kill.Signal)
 	}
-	m, _ = Decode([]byte(`{"type":"kill","taskId":"3"}`), pipeline.Request{})
+	m, _ = Decode([]byte(`{"type":"kill","taskId":"3"}`), request.Command{})
 	if m.Kill.Signal != syscall.SIGTERM {
 		t.Errorf("default signal %v", m.Kill.Signal)
 	}
-	m, _ = Decode([]byte(`{"type":"output","taskId":"3"}`), pipeline.Request{})
+	m, _ = Decode([]byte(`{"type":"output","taskId":"3"}`), request.Command{})
 	if m.Output.Reader != "default" {
 		t.Errorf("default reader %q", m.Output.Reader)
 	}
-	m, _ = Decode([]byte(`{"type":"start","command":"x"}`), pipeline.Request{})
+	m, _ = Decode([]byte(`{"type":"start","command":"x"}`), request.Command{})
 	if !m.Bash.Background {
 		t.Error("start is not background")
 	}
@@ -111,14 +111,14 @@ func TestDecodeFields(t *testing.T) {
 // decoding never changes the defaults themselves.
 func TestDecodeDefaults(t *testing.T) {
 	head, timeout, on := 5, 9.0, true
-	defaults := pipeline.Request{Cwd: "/d", Head: &head, Timeout: &timeout, Intercept: &on, Tools: []string{"read", "grep"},
+	defaults := request.Command{Cwd: "/d", Head: &head, Timeout: &timeout, Intercept: &on, Tools: []string{"read", "grep"},
 		Env: map[string]string{"D": "1"}, Session: "dflt"}
 	m, err := Decode([]byte(`{"type":"bash","command":"x","cwd":"/r","head":1,"timeout":null,"tools":["edit"],`+
 		`"env":{"R":"2"},"intercept":false,"session":""}`), defaults)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := m.Bash.Request
+	r := m.Bash.Command
 	if r.Cwd != "/r" || *r.Head != 1 || r.Timeout != nil || *r.Intercept || len(r.Tools) != 1 || r.Env["R"] != "2" || r.Session != "" {
 		t.Errorf("request %+v", r)
 	}
@@ -126,7 +126,7 @@ func TestDecodeDefaults(t *testing.T) {
 		t.Errorf("defaults changed: %+v", defaults)
 	}
 	m, _ = Decode([]byte(`{"type":"bash","command":"x"}`), defaults)
-	if r := m.Bash.Request; r.Cwd != "/d" || *r.Head != 5 || *r.Timeout != 9 || r.Session != "dflt" {
+	if r := m.Bash.Command; r.Cwd != "/d" || *r.Head != 5 || *r.Timeout != 9 || r.Session != "dflt" {
 		t.Errorf("defaults not taken: %+v", r)
 	}
 }
@@ -150,7 +150,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(tt.line)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		m, err := Decode([]byte(line), pipeline.Request{})
+		m, err := Decode([]byte(line), request.Command{})
 		if err != nil {
 			de, ok := errors.AsType[*DecodeError](err)
 			if !ok || de.Msg == "" || !json.Valid(de.ID) {
@@ -177,8 +177,8 @@ func FuzzDecode(f *testing.F) {
 		if set != 1 {
 			t.Fatalf("Decode(%q): %d parts set", line, set)
 		}
-		if m.Bash != nil && normalize.Trim(m.Bash.Command) == "" {
-			t.Fatalf("Decode(%q): command %q", line, m.Bash.Command)
+		if m.Bash != nil && normalize.Trim(m.Bash.Command.Command) == "" {
+			t.Fatalf("Decode(%q): command %q", line, m.Bash.Command.Command)
 		}
 	})
 }

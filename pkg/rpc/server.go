@@ -13,9 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
-	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/service"
 )
 
 // Causes of a cancel, for the pipeline's result (status cancelled either way).
@@ -32,24 +33,19 @@ var (
 const (
 	UpdateInterval = 100 * time.Millisecond // least time between two updates of one request
 	WatchInterval  = 100 * time.Millisecond // how often the records of this server's tasks are read
-	waitStep       = 250 * time.Millisecond // a long output or wait polls in steps, to notice a shutdown
 )
 
 // bigBuffer is the capacity past which the line buffer is dropped after a line, so one huge request does
 // not keep its memory for the life of the server.
 const bigBuffer = 1 << 20
 
-// Server serves rpc requests with one Runner and one task store. Its fields are set before Serve.
+// Server serves rpc requests with one service (and its executor: the place the commands run). Its fields are
+// set before Serve.
 type Server struct {
-	Runner *pipeline.Runner
-	// Task is the task store and tasks.maxLifetime for start requests and background or yielded bash
-	// requests; the timeout of a task is its request's own (none when the request has none).
-	Task pipeline.Task
+	Service *service.Service
 	// Defaults are the fields of every bash and start request that the request does not give (the rpc
 	// command's run flags: cwd, head, tail, noNormalize, session).
-	Defaults pipeline.Request
-	// KillLimit is how long a kill request waits for the task's end to be recorded.
-	KillLimit time.Duration
+	Defaults request.Command
 	// Log receives the server's own problems (stderr); nil discards them.
 	Log io.Writer
 }
@@ -256,6 +252,8 @@ func (l *loop) serve(c *call) {
 		l.wait(c)
 	case c.m.Tasks != nil:
 		l.list(c)
+	case c.m.Store != nil:
+		l.store(c)
 	}
 }
 
@@ -299,7 +297,7 @@ func (l *loop) abort(id, target json.RawMessage) {
 // cancelQueued answers a request taken out of its session's queue: cancelled, never run.
 func (l *loop) cancelQueued(c *call) {
 	c.cancel(ErrAborted)
-	l.respond(c, l.s.Runner.Cancelled(c.m.Bash.Request))
+	l.respond(c, l.s.Service.Cancelled(c.m.Bash.Command))
 	l.wg.Done()
 }
 
@@ -329,25 +327,23 @@ func (l *loop) shutdown(cause error) {
 // bash runs a bash or start request: in the foreground (streaming updates when asked), as a task, or
 // in the foreground until its yield.
 func (l *loop) bash(c *call) {
-	b := c.m.Bash
-	t := l.s.Task
-	t.Timeout = b.Timeout // a task's timeout is its request's own; none without one (SPEC §8)
+	b, svc := c.m.Bash, l.s.Service
 	var r result.Result
 	switch {
 	case c.ctx.Err() != nil:
-		r = l.s.Runner.Cancelled(b.Request) // aborted before it could start
+		r = svc.Cancelled(b.Command) // aborted before it could start
 	case b.Background:
-		r = l.s.Runner.Start(c.ctx, b.Request, t)
+		r = svc.Start(c.ctx, b.Command)
 	case b.Yield > 0:
-		r = l.s.Runner.Yield(c.ctx, b.Request, t, time.Duration(b.Yield*float64(time.Second)))
+		r = svc.Yield(c.ctx, b.Command, b.Yield)
 	default:
 		var st *streamer
-		var obs pipeline.Observer
+		var obs executor.Observer
 		if b.Stream {
-			st = &streamer{l: l, id: c.m.ID, max: l.s.Runner.MaxBytes()}
+			st = &streamer{l: l, id: c.m.ID, max: svc.MaxBytes()}
 			obs = st.observe
 		}
-		r = l.s.Runner.Run(c.ctx, b.Request, obs)
+		r = svc.Run(c.ctx, b.Command, obs)
 		if st != nil {
 			st.stop()
 		}
@@ -361,75 +357,46 @@ func (l *loop) bash(c *call) {
 // output serves an output request: a read, waiting up to its wait for something new.
 func (l *loop) output(c *call) {
 	o := c.m.Output
-	store := l.s.Task.Store
-	deadline := time.Now().Add(time.Duration(o.Wait * float64(time.Second)))
-	for {
-		step := min(waitStep, max(0, time.Until(deadline)))
-		rd, err := store.ReadOutput(o.TaskID, o.Reader, l.s.Runner.MaxBytes(), step)
-		if err != nil {
-			l.respondError(c, o.TaskID, err)
-			return
-		}
-		if rd.Text != "" || rd.Lossy || !rd.Record.Running() || !time.Now().Before(deadline) || c.ctx.Err() != nil {
-			l.respond(c, tasks.ReadResult(rd))
-			return
-		}
-	}
+	r, err := l.s.Service.Output(c.ctx, o.TaskID, o.Reader, o.Wait, nil)
+	l.respondTask(c, r, err)
 }
 
-// kill serves a kill request: it returns once the task's tree is gone (or after KillLimit).
+// kill serves a kill request: it returns once the task's tree is gone (or after the executor's limit).
 func (l *loop) kill(c *call) {
 	k := c.m.Kill
-	rec, killed, err := l.s.Task.Store.Kill(k.TaskID, k.Signal, l.s.KillLimit)
-	if err != nil {
-		l.respondError(c, k.TaskID, err)
-		return
-	}
-	l.respond(c, tasks.KillResult(rec, killed))
+	r, err := l.s.Service.Kill(c.ctx, k.TaskID, k.Signal)
+	l.respondTask(c, r, err)
 }
 
 // wait serves a wait request: the final result, or the running status after its timeout.
 func (l *loop) wait(c *call) {
 	w := c.m.Wait
-	store := l.s.Task.Store
-	deadline := time.Now().Add(time.Duration(w.Timeout * float64(time.Second)))
-	for {
-		step := waitStep
-		if w.Timeout > 0 {
-			step = min(step, max(0, time.Until(deadline)))
-		}
-		rec, err := store.Wait(w.TaskID, step)
-		if err != nil {
-			l.respondError(c, w.TaskID, err)
-			return
-		}
-		if !rec.Running() || (w.Timeout > 0 && !time.Now().Before(deadline)) || c.ctx.Err() != nil {
-			l.respond(c, store.FinalResult(rec))
-			return
-		}
-	}
+	r, err := l.s.Service.Wait(c.ctx, w.TaskID, w.Timeout)
+	l.respondTask(c, r, err)
 }
 
 // list serves a tasks request: the rows `agentbash tasks --json` prints.
 func (l *loop) list(c *call) {
-	recs, err := l.s.Task.Store.List()
+	rows, err := l.s.Service.Tasks(c.ctx, c.m.Tasks.All)
 	if err != nil {
 		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error()})
 		return
 	}
-	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true,
-		Data: tasks.Rows(recs, c.m.Tasks.All, time.Now())})
+	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: rows})
 }
 
 func (l *loop) respond(c *call, r result.Result) {
 	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: r})
 }
 
-// respondError answers a task request whose task could not be read (unknown id, unreadable record):
-// success false, the error, and as data the error result the CLI command prints.
-func (l *loop) respondError(c *call, id string, err error) {
-	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error(),
-		Data: tasks.ErrorResult(id, err)})
+// respondTask answers a task request: r, or when the task could not be read (unknown id, unreadable
+// record) success false, the error, and as data the error result the CLI command prints.
+func (l *loop) respondTask(c *call, r result.Result, err error) {
+	if err != nil {
+		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error(), Data: r})
+		return
+	}
+	l.respond(c, r)
 }
 
 // send writes v as one line. After a failed write nothing more is written, and the loop shuts down.
@@ -476,7 +443,6 @@ func (l *loop) watch(id string) {
 func (l *loop) watchTasks() {
 	tick := time.NewTicker(WatchInterval)
 	defer tick.Stop()
-	store := l.s.Task.Store
 	for {
 		select {
 		case <-l.stop:
@@ -492,12 +458,12 @@ func (l *loop) watchTasks() {
 		slices.Sort(ids)
 		var ended []string
 		for _, id := range ids {
-			rec, err := store.Load(id)
+			r, err := l.s.Service.Wait(l.base, id, time.Nanosecond.Seconds()) // its state now, not waiting
 			switch {
 			case err != nil: // removed (pruned) meanwhile: nothing to report
 				ended = append(ended, id)
-			case !rec.Running():
-				l.send(TaskDone{Type: TypeTaskDone, TaskID: id, Data: store.FinalResult(rec)})
+			case r.Details.Status != result.StatusRunning:
+				l.send(TaskDone{Type: TypeTaskDone, TaskID: id, Data: r})
 				ended = append(ended, id)
 			}
 		}

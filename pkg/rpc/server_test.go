@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentbash/agentbash/pkg/pipeline"
+	lcl "github.com/agentbash/agentbash/pkg/local"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/run"
 	// The test binary is what agentbash re-executes itself as (a run's supervisor, the snapshot
 	// helper): the runs a test starts re-execute it, and pkg/reexec's init runs them.
@@ -81,11 +82,9 @@ func serve(t *testing.T) *served {
 	dir := t.TempDir()
 	local := &supervisor.Local{Spares: 1}
 	t.Cleanup(func() { local.Close() })
-	runner := pipeline.New(pipeline.Config{Timeout: 60, KillGrace: 1, ArtifactDir: filepath.Join(dir, "artifacts"),
-		SessionDir: filepath.Join(dir, "sessions"),
-		Executor:   local})
-	s := &Server{Runner: runner, Task: pipeline.Task{Store: tasks.Store{Dir: filepath.Join(dir, "tasks")}},
-		KillLimit: 10 * time.Second}
+	exe := lcl.New(lcl.Config{ArtifactDir: filepath.Join(dir, "artifacts"), SessionDir: filepath.Join(dir, "sessions"),
+		TaskDir: filepath.Join(dir, "tasks"), KillLimit: 10 * time.Second, Supervisors: local})
+	s := &Server{Service: service.New(service.Config{Timeout: 60, KillGrace: 1}, exe)}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ss := &served{t: t, in: inW, lines: make(chan msg, 1000), served: make(chan error, 1), dir: dir}

@@ -1,21 +1,24 @@
-package pipeline
+package service
 
 import (
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/request"
 )
+
+type Request = request.Command
 
 // TestRequestToolsCompileNothing: a request that names its own tools selects among the rules the Runner
 // compiled, and blocks as those tools say. A compile of every built-in rule allocates thousands of times;
 // selecting among compiled rules allocates a set of tool names.
 func TestRequestToolsCompileNothing(t *testing.T) {
 	warned := 0
-	c := config(t)
+	c := Config{Timeout: 30}
 	c.Intercept, c.DefaultRules, c.Tools = true, true, []string{"grep"}
 	c.Rules = []intercept.Rule{{Pattern: "(", Tool: "read", Message: "broken"}}
 	c.Warn = func(string) { warned++ }
-	r := New(c)
+	r := New(c, nil)
 	for _, tc := range []struct {
 		req     Request
 		blocked bool
@@ -27,7 +30,7 @@ func TestRequestToolsCompileNothing(t *testing.T) {
 		{Request{Command: "grep x f"}, true},
 		{Request{Command: "grep x f", Intercept: new(false)}, false},
 	} {
-		ic, warnings := r.requestInterceptor(tc.req)
+		ic, warnings := r.interceptor(tc.req)
 		if got := ic != nil && ic.Check(tc.req.Command) != nil; got != tc.blocked {
 			t.Errorf("%q tools %q: blocked %v, want %v", tc.req.Command, tc.req.Tools, got, tc.blocked)
 		}
@@ -39,7 +42,7 @@ func TestRequestToolsCompileNothing(t *testing.T) {
 		t.Errorf("the broken rule was said %d times, want once", warned)
 	}
 	req := Request{Command: "true", Tools: []string{"read", "grep", "find", "edit", "write"}}
-	if n := testing.AllocsPerRun(20, func() { r.requestInterceptor(req) }); n > 20 {
+	if n := testing.AllocsPerRun(20, func() { r.interceptor(req) }); n > 20 {
 		t.Errorf("a request naming tools allocates %v times: it compiles the rules again", n)
 	}
 }
@@ -47,9 +50,9 @@ func TestRequestToolsCompileNothing(t *testing.T) {
 // BenchmarkIntercept measures the interceptor's per-request cost, without and with the request naming its
 // tools: the two should differ by a set of tool names, not by a compile of every rule.
 func BenchmarkIntercept(b *testing.B) {
-	c := config(b)
+	c := Config{Timeout: 30}
 	c.Intercept, c.DefaultRules, c.Tools = true, true, []string{"read"}
-	r := New(c)
+	r := New(c, nil)
 	for _, bc := range []struct {
 		name  string
 		tools []string
@@ -58,7 +61,7 @@ func BenchmarkIntercept(b *testing.B) {
 			b.ReportAllocs()
 			req := Request{Command: "git status && go test ./...", Tools: bc.tools}
 			for b.Loop() {
-				if ic, _ := r.requestInterceptor(req); ic.Check(req.Command) != nil {
+				if ic, _ := r.interceptor(req); ic.Check(req.Command) != nil {
 					b.Fatal("blocked")
 				}
 			}

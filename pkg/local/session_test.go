@@ -1,4 +1,4 @@
-package pipeline
+package local
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
-func sessionConfig(t *testing.T) Config {
+func sessionConfig(t *testing.T) testConfig {
 	c := config(t)
 	c.SessionDir = filepath.Join(t.TempDir(), "sessions")
 	return c
 }
 
-func inSession(r *Runner, name, command string) result.Result {
+func inSession(r *runner, name, command string) result.Result {
 	return r.Run(context.Background(), Request{Command: command, Session: name}, nil)
 }
 
@@ -27,7 +27,7 @@ func inSession(r *Runner, name, command string) result.Result {
 // `exit N` keeps it; an explicit cwd wins and sticks.
 func TestSessionRun(t *testing.T) {
 	c := sessionConfig(t)
-	r := New(c)
+	r := newRunner(c)
 	res := inSession(r, "s", `cd / && export X=1`)
 	if d := res.Details; d.Status != result.StatusExited || d.Session != "s" || d.FinalCwd != "/" {
 		t.Fatalf("first: %+v", d)
@@ -72,14 +72,14 @@ func TestSessionRun(t *testing.T) {
 // The request's explicit environment (shell.env, --env, the request's env) wins over the session's.
 func TestSessionExplicitEnv(t *testing.T) {
 	c := sessionConfig(t)
-	inSession(New(c), "s", `export A=session B=session`)
+	inSession(newRunner(c), "s", `export A=session B=session`)
 	c.Env = []string{"A=config"}
-	res := New(c).Run(context.Background(), Request{Command: `echo $A $B`, Session: "s", Env: map[string]string{"B": "request"}}, nil)
+	res := newRunner(c).Run(context.Background(), Request{Command: `echo $A $B`, Session: "s", Env: map[string]string{"B": "request"}}, nil)
 	if res.Output != "config request" {
 		t.Errorf("got %q", res.Output)
 	}
 	c.Env = nil
-	if res := inSession(New(c), "s", `echo $A $B`); res.Output != "session session" {
+	if res := inSession(newRunner(c), "s", `echo $A $B`); res.Output != "session session" {
 		t.Errorf("after: %q", res.Output)
 	}
 }
@@ -88,7 +88,7 @@ func TestSessionExplicitEnv(t *testing.T) {
 // never runs; a bad name is an error result.
 func TestSessionCancelWhileWaiting(t *testing.T) {
 	c := sessionConfig(t)
-	r := New(c)
+	r := newRunner(c)
 	inSession(r, "s", "cd /")
 	l, err := session.Store{Dir: c.SessionDir}.Acquire(context.Background(), "s")
 	if err != nil {
@@ -114,7 +114,7 @@ func TestSessionCancelWhileWaiting(t *testing.T) {
 		t.Errorf("bad name: %q %+v", res.Output, res.Details)
 	}
 	c.Shell = "/bin/sh"
-	if res := inSession(New(c), "t", "true"); res.Details.Status != result.StatusError || !strings.Contains(res.Output, "need bash") {
+	if res := inSession(newRunner(c), "t", "true"); res.Details.Status != result.StatusError || !strings.Contains(res.Output, "need bash") {
 		t.Errorf("sh: %q", res.Output)
 	}
 }
@@ -122,7 +122,7 @@ func TestSessionCancelWhileWaiting(t *testing.T) {
 // Two commands of one session never interleave: the second waits and sees what the first left.
 func TestSessionSerializes(t *testing.T) {
 	c := sessionConfig(t)
-	r := New(c)
+	r := newRunner(c)
 	firstDone := make(chan result.Result)
 	go func() {
 		firstDone <- r.Run(context.Background(), Request{Command: `sleep 0.2; export N=first`, Session: "s"}, nil)
@@ -144,7 +144,7 @@ func TestSessionSerializes(t *testing.T) {
 // A task starts from its session's state and never writes it back.
 func TestSessionTask(t *testing.T) {
 	c := sessionConfig(t)
-	r := New(c)
+	r := newRunner(c)
 	inSession(r, "s", `cd / && export X=kept`)
 	out := filepath.Join(t.TempDir(), "out")
 	store := tasks.Store{Dir: filepath.Join(t.TempDir(), "tasks")}
@@ -171,7 +171,7 @@ func TestSessionTask(t *testing.T) {
 
 // A command too long for one argument (the memfd loader) behaves in a session as without one.
 func TestSessionLongCommand(t *testing.T) {
-	r := New(sessionConfig(t))
+	r := newRunner(sessionConfig(t))
 	inSession(r, "s", `export X=long`)
 	long := "echo $LINENO $X\n: " + strings.Repeat("x", 200<<10) + "\necho $LINENO"
 	res := inSession(r, "s", long)
@@ -194,7 +194,7 @@ func TestSessionWithSnapshot(t *testing.T) {
 	os.WriteFile(filepath.Join(home, ".bashrc"), []byte("rcfn() { echo from-rc; }\nalias rcal='echo rc-alias'\n"), 0o600)
 	c := sessionConfig(t)
 	c.Snapshot, c.SnapshotDir = true, filepath.Join(t.TempDir(), "snap")
-	r := New(c)
+	r := newRunner(c)
 	inSession(r, "s", `rcfn() { echo from-session; }`)
 	if res := inSession(r, "s", "rcfn; rcal"); res.Output != "from-session\nrc-alias" {
 		t.Errorf("got %q %v", res.Output, res.Details.Warnings)
@@ -205,7 +205,7 @@ func TestSessionWithSnapshot(t *testing.T) {
 // result that says why, never a run that silently lost its state.
 func TestSessionPosixMode(t *testing.T) {
 	c := sessionConfig(t)
-	r := New(c)
+	r := newRunner(c)
 	inSession(r, "s", `export KEEP=1`)
 	res := r.Run(context.Background(), Request{Command: `echo ran`, Session: "s", Env: map[string]string{"POSIXLY_CORRECT": "y"}}, nil)
 	if res.Details.Status != result.StatusError || !strings.Contains(res.Output, "POSIXLY_CORRECT") || strings.Contains(res.Output, "ran") {

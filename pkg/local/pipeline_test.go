@@ -1,4 +1,4 @@
-package pipeline
+package local
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-func config(t testing.TB) Config {
+func config(t testing.TB) testConfig {
 	t.Helper()
-	return Config{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(t.TempDir(), "art"), NonZeroExit: result.NonZeroError}
+	return testConfig{Timeout: 30, KillGrace: 1, ArtifactDir: filepath.Join(t.TempDir(), "art"), NonZeroExit: result.NonZeroError}
 }
 
 // runOne runs command with c through a new Runner.
-func runOne(c Config, command string) result.Result {
-	return New(c).Run(context.Background(), Request{Command: command}, nil)
+func runOne(c testConfig, command string) result.Result {
+	return newRunner(c).Run(context.Background(), Request{Command: command}, nil)
 }
 
 // TestShownOutputMatchesBash is the property of SPEC §3.2: for every pipeline of the corpus, the output
@@ -90,20 +90,5 @@ func TestArtifactPath(t *testing.T) {
 	}
 	if d := runOne(config(t), "echo short").Details; d.ArtifactID != "" || d.ArtifactPath != "" {
 		t.Errorf("short output: artifact %q at %q", d.ArtifactID, d.ArtifactPath)
-	}
-}
-
-func TestClampTimeout(t *testing.T) {
-	for _, tc := range []struct {
-		in, want float64
-		clamped  bool
-	}{
-		{300, 300, false}, {1, 1, false}, {3600, 3600, false}, {1.5, 1.5, false},
-		{0, 1, true}, {-5, 1, true}, {0.5, 1, true}, {7200, 3600, true},
-	} {
-		got, clamped := ClampTimeout(tc.in)
-		if got != tc.want || clamped != tc.clamped {
-			t.Errorf("ClampTimeout(%v) = %v, %v; want %v, %v", tc.in, got, clamped, tc.want, tc.clamped)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package pipeline
+package local
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -84,7 +85,7 @@ func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
 	c := config(t)
 	c.Executor, c.Shell, c.Env, c.Prefix = fake, "bash", []string{"A=1"}, "set -o pipefail;"
 	var live strings.Builder
-	r := New(c).Run(context.Background(), Request{Command: "  make 2>&1 | tail -n 2 ", Cwd: "/app",
+	r := newRunner(c).Run(context.Background(), Request{Command: "  make 2>&1 | tail -n 2 ", Cwd: "/app",
 		Env: map[string]string{"B": "2"}}, func(l run.LiveText) { live.WriteString(l.Text) })
 
 	if len(fake.resolved) != 1 || fake.resolved[0] != [2]string{"bash", "/app"} {
@@ -124,7 +125,7 @@ func TestExecutorSeamErrors(t *testing.T) {
 	} {
 		c := config(t)
 		c.Executor = tc.fake
-		r := New(c).Run(context.Background(), Request{Command: "true"}, nil)
+		r := newRunner(c).Run(context.Background(), Request{Command: "true"}, nil)
 		if r.Details.Status != result.StatusError || r.Output != tc.text {
 			t.Errorf("%s: %+v %q", tc.name, r.Details, r.Output)
 		}
@@ -133,7 +134,7 @@ func TestExecutorSeamErrors(t *testing.T) {
 	fake := &fakeExecutor{}
 	c := config(t)
 	c.Executor, c.Intercept, c.Tools, c.DefaultRules = fake, true, []string{"read"}, true
-	if r := New(c).Run(context.Background(), Request{Command: "cat README.md"}, nil); r.Details.Status != result.StatusBlocked || len(fake.requests) != 0 {
+	if r := newRunner(c).Run(context.Background(), Request{Command: "cat README.md"}, nil); r.Details.Status != result.StatusBlocked || len(fake.requests) != 0 {
 		t.Errorf("blocked: %+v, %d requests", r.Details, len(fake.requests))
 	}
 }
@@ -144,12 +145,12 @@ func TestExecutorSeamCancel(t *testing.T) {
 	c := config(t)
 	c.Executor = fake
 	ctx, cancel := context.WithCancelCause(context.Background())
-	time.AfterFunc(50*time.Millisecond, func() { cancel(SignalCause{Signal: 2}) })
-	r := New(c).Run(ctx, Request{Command: "sleep 60"}, nil)
+	time.AfterFunc(50*time.Millisecond, func() { cancel(request.SignalCause{Signal: 2}) })
+	r := newRunner(c).Run(ctx, Request{Command: "sleep 60"}, nil)
 	if r.Details.Status != result.StatusCancelled || r.CancelSignal != 2 || !strings.HasPrefix(r.Output, texts.Cancelled) {
 		t.Errorf("%+v %q", r.Details, r.Output)
 	}
-	if !errors.Is(context.Cause(ctx), SignalCause{Signal: 2}) {
+	if !errors.Is(context.Cause(ctx), request.SignalCause{Signal: 2}) {
 		t.Fatal("cause lost")
 	}
 }
@@ -160,7 +161,7 @@ func TestExecutorSeamCancel(t *testing.T) {
 // processes, and each gets its own status (SPEC §11).
 func TestConcurrentRunsAreSupervisedApart(t *testing.T) {
 	c := config(t)
-	r := New(c)
+	r := newRunner(c)
 	m := fmt.Sprintf("abpipe%d", rand.Int64()) // unique: other test runs may share the machine
 	t.Cleanup(func() { killMarked(m) })
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package pipeline
+package local
 
 import (
 	"cmp"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/session"
@@ -16,26 +18,26 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// Task configures how a request runs as a background task (SPEC §8).
-type Task struct {
-	Store tasks.Store
-	// Timeout is the task's own timeout, seconds (clamped like a run's); nil is none.
-	Timeout *float64
-	// MaxLifetime is tasks.maxLifetime, seconds; 0 is no limit.
-	MaxLifetime float64
-}
-
 // noLimit stands for "no timer" where the backend needs a positive timeout: about a century.
 const noLimit = 100 * 365 * 24 * time.Hour
 
-// Start runs req as a background task and returns at once, once the shell runs: a result with status
-// running, the task id, the pids and the artifact that receives the output (SPEC §8). The command then
-// outlives this process. Problems before the start (blocked, bad cwd, no shell, a task store that cannot
-// be written) are the usual results.
-func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
-	rec, res, _, ok := r.startTask(ctx, req, t, t.Timeout, false)
+// taskOps is this machine's background tasks (reference §8), recorded in the task store.
+type taskOps struct{ e *Executor }
+
+var _ executor.Tasks = taskOps{}
+
+// Start runs c as a background task and returns at once, once the shell runs: a result with status running,
+// the task id, the pids and the artifact that receives the output (reference §8). The command then outlives
+// this process. With a yield, it runs in the foreground until then (see yield). Problems before the start
+// (blocked, bad cwd, no shell, a task store that cannot be written) are the usual results.
+func (t taskOps) Start(ctx context.Context, c request.Command) result.Result {
+	r := t.e
+	if y := c.Resolved.Task.Yield; y > 0 {
+		return withSession(c, r.yield(ctx, c, seconds(y)))
+	}
+	rec, res, _, ok := r.startTask(ctx, c, false)
 	if !ok {
-		return withSession(req, res)
+		return withSession(c, res)
 	}
 	if !rec.Running() {
 		// It ended already (a quick command): start reports the task as it started; wait and output
@@ -43,41 +45,34 @@ func (r *Runner) Start(ctx context.Context, req Request, t Task) result.Result {
 		rec.Status, rec.EndedAt, rec.Outcome, rec.Summary = tasks.StatusRunning, nil, nil, nil
 		rec.KillSignal, rec.LifetimeExceeded = 0, false
 	}
-	return withSession(req, tasks.Result(rec, true))
+	return withSession(c, tasks.Result(rec, true))
 }
 
-// Yield runs req in the foreground for up to yield; a command still running then goes on as a task and
-// the result is what it printed so far (read by the default reader), with status running and the task id.
-// A command that ended before is a plain run result (SPEC §8). The run's timeout applies to the task. In
+// yield runs c in the foreground for up to yield; a command still running then goes on as a task and the
+// result is what it printed so far (read by the default reader), with status running and the task id. A
+// command that ended before is a plain run result (reference §8). The run's timeout applies to the task. In
 // a session it is a task from the start: it starts from the session's state and does not write it back.
-func (r *Runner) Yield(ctx context.Context, req Request, t Task, yield time.Duration) result.Result {
-	return withSession(req, r.yield(ctx, req, t, yield))
-}
-
-func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Duration) result.Result {
-	timeout := r.c.Timeout
-	if req.Timeout != nil {
-		timeout = *req.Timeout
-	}
-	rec, res, proc, ok := r.startTask(ctx, req, t, &timeout, true)
+func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Duration) result.Result {
+	t := r.taskStore()
+	rec, res, proc, ok := r.startTask(ctx, req, true)
 	if !ok {
 		return res
 	}
 	// Until the yield, the run is in the foreground: a cancel (Ctrl-C) or the end of this process kills its
 	// tree as for any run. After it, the task goes on by itself.
-	rec, err := t.Store.Wait(rec.TaskID, yield)
+	rec, err := t.Wait(rec.TaskID, yield)
 	if err == nil && rec.Running() {
 		err = proc.Detach()
 	} else {
 		proc.Release()
 	}
 	if err != nil {
-		return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
+		return Failed(req.Command, string(cmp.Or(req.Resolved.Cwd, req.Resolved.StartCwd)), err)
 	}
 	if rec.Running() {
-		rd, err := t.Store.ReadOutput(rec.TaskID, tasks.DefaultReader, r.c.MaxBytes, 0)
+		rd, err := t.ReadOutput(rec.TaskID, tasks.DefaultReader, req.Resolved.MaxBytes, 0)
 		if err != nil {
-			return Failed(req.Command, cmp.Or(req.Cwd, req.StartCwd), err)
+			return Failed(req.Command, string(cmp.Or(req.Resolved.Cwd, req.Resolved.StartCwd)), err)
 		}
 		res := tasks.ReadResult(rd)
 		// Say that the command goes on, and how to read on.
@@ -88,7 +83,7 @@ func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Dura
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
 	// (Ctrl-C) is recorded as a cancelled run; its exit status is 128 + the signal that cancelled us.
 	res = tasks.Result(rec, false)
-	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok && rec.Status == tasks.StatusCancelled {
+	if c, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok && rec.Status == tasks.StatusCancelled {
 		res.CancelSignal = c.Signal
 	}
 	if rec.Leftovers > 0 {
@@ -104,7 +99,7 @@ func (r *Runner) yield(ctx context.Context, req Request, t Task, yield time.Dura
 		_ = artifact.Store{Dir: r.c.ArtifactDir}.Remove(s.ArtifactID)
 		d.ArtifactID, d.ArtifactPath = "", ""
 	}
-	_ = t.Store.Remove(rec.TaskID)
+	_ = t.Remove(rec.TaskID)
 	res.Content = []result.Content{{Type: "text", Text: res.Text()}}
 	return res
 }
@@ -119,26 +114,23 @@ type taskProcess interface {
 // foreground until the returned process is detached, with ctx's cancel reaching it. A task in a session
 // starts from the session's state and holds its lock only until it runs (SPEC §8: it never writes the
 // session back, so a task ending days later cannot rewind it).
-func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *float64, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
+func (r *Executor) startTask(ctx context.Context, req request.Command, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
 	var p prepared
 	if req.Session != "" {
 		var lease *session.Lease
-		if p, lease = r.prepareInSession(ctx, req, timeout, false); lease != nil {
+		if p, lease = r.prepareInSession(ctx, req, false); lease != nil {
 			defer lease.Release()
 		}
 	} else {
-		p = r.prepare(ctx, req, timeout)
+		p = r.prepare(ctx, req)
 	}
 	if p.done {
 		return tasks.Record{}, p.finish(), nil, false
 	}
 	in, rr := p.in, p.rr
-	own := 0.0
-	if timeout != nil {
-		own = in.TimeoutSeconds
-	} else {
-		in.TimeoutSeconds = 0
-	}
+	t := *req.Resolved.Task
+	own := t.Timeout
+	in.TimeoutSeconds = own
 	rr.Timeout = noLimit
 	if limit := minPositive(own, t.MaxLifetime); limit > 0 {
 		rr.Timeout = time.Duration(limit * float64(time.Second))
@@ -149,32 +141,33 @@ func (r *Runner) startTask(ctx context.Context, req Request, t Task, timeout *fl
 		StartedAt: time.Now(), TimeoutSeconds: own, MaxLifetime: t.MaxLifetime,
 		Head: in.Head, Tail: in.Tail, MaxBytes: in.MaxBytes, NonZeroExit: in.NonZeroExit, Warnings: in.Warnings,
 	}
-	id, err := t.Store.Create(rec)
+	store := r.taskStore()
+	id, err := store.Create(rec)
 	if err != nil {
 		in.Err = fmt.Errorf("task not started: %w", err)
 		return tasks.Record{}, p.finish(), nil, false
 	}
-	rr.Task = &run.Task{Dir: run.Raw(t.Store.Dir), ID: id, Attached: attached}
+	rr.Task = &run.Task{Dir: run.Raw(store.Dir), ID: id, Attached: attached}
 	startCtx := context.WithoutCancel(ctx)
 	if attached {
 		startCtx = ctx
 	}
-	proc, err := r.exe.Start(startCtx, rr)
+	proc, err := r.sup.Start(startCtx, rr)
 	if err != nil {
-		_ = t.Store.Remove(id)
+		_ = store.Remove(id)
 		in.Err = err
 		return tasks.Record{}, p.finish(), nil, false
 	}
 	tp, ok := proc.(taskProcess)
 	if !ok {
-		_ = t.Store.Remove(id)
+		_ = store.Remove(id)
 		in.Err = errors.New("this executor cannot run background tasks")
 		return tasks.Record{}, p.finish(), nil, false
 	}
 	if !attached {
 		tp.Release()
 	}
-	rec, err = t.Store.Load(id)
+	rec, err = store.Load(id)
 	if err != nil {
 		in.Err = err
 		return tasks.Record{}, p.finish(), nil, false

@@ -1,4 +1,4 @@
-package pipeline
+package local
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/session"
@@ -17,26 +18,20 @@ import (
 	"github.com/agentbash/agentbash/pkg/snapshot"
 )
 
-// Sessions (SPEC §7.1): a request that names a session runs in the state its session's last kept command
-// left (see pkg/session), under the session's lock.
+// Sessions (reference §7.1): a request that names a session runs in the state its session's last kept
+// command left (see pkg/session), under the session's lock.
 
-func (r *Runner) sessions() session.Store {
-	dir := r.c.SessionDir
-	if abs, err := filepath.Abs(dir); err == nil && dir != "" {
-		dir = abs
-	}
-	return session.Store{Dir: dir}
-}
+func (e *Executor) sessions() session.Store { return session.Store{Dir: e.c.SessionDir} }
 
 // runInSession runs req in its session: the state kept when the command ended by itself (status
 // exited), left as it was otherwise.
-func (r *Runner) runInSession(ctx context.Context, req Request, obs Observer) result.Result {
-	p, lease := r.prepareInSession(ctx, req, nil, true)
+func (e *Executor) runInSession(ctx context.Context, req request.Command, obs executor.Observer) result.Result {
+	p, lease := e.prepareInSession(ctx, req, true)
 	if lease == nil {
 		return withSession(req, p.finish())
 	}
 	defer lease.Release()
-	res := r.execute(ctx, p, obs)
+	res := e.execute(ctx, p, obs)
 	cwd, kept, warning, err := lease.Commit(res.Details.Status == result.StatusExited)
 	if warning != "" {
 		res.Details.Warnings = append(res.Details.Warnings, warning)
@@ -52,7 +47,7 @@ func (r *Runner) runInSession(ctx context.Context, req Request, obs Observer) re
 
 // withSession names req's session in res (details.session, every result of a session's request but one
 // whose name is not a session name).
-func withSession(req Request, res result.Result) result.Result {
+func withSession(req request.Command, res result.Result) result.Result {
 	if session.Valid(req.Session) {
 		res.Details.Session = req.Session
 	}
@@ -64,19 +59,20 @@ func withSession(req Request, res result.Result) result.Result {
 // and makes its shell source the session's prelude: capture (a foreground run) sets the EXIT trap whose
 // dump Commit keeps; a task does not capture. The lease is nil when p is settled already (done); else the
 // caller releases it.
-func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *float64, capture bool) (prepared, *session.Lease) {
-	acquire := r.acquire
+func (e *Executor) prepareInSession(ctx context.Context, req request.Command, capture bool) (prepared, *session.Lease) {
+	acquire := e.acquire
 	if !capture {
-		acquire = r.peek // a task: it never writes the state back, so it never waits behind a command
+		acquire = e.peek // a task: it never writes the state back, so it never waits behind a command
 	}
 	lease, err := acquire(ctx, req)
 	if err != nil {
-		return r.notRun(ctx, req, err), nil
+		return e.notRun(ctx, req, err), nil
 	}
-	if req.Cwd == "" {
-		req.Cwd = lease.Cwd // a removed directory gives the usual §3.4 error
+	if req.Resolved.Cwd == "" {
+		req = req.Clone()
+		req.Resolved.Cwd = run.Raw(lease.Cwd) // a removed directory gives the usual §3.4 error
 	}
-	p := r.prepare(ctx, req, timeout)
+	p := e.prepare(ctx, req)
 	if p.done {
 		lease.Release()
 		return p, nil
@@ -115,33 +111,32 @@ func (r *Runner) prepareInSession(ctx context.Context, req Request, timeout *flo
 }
 
 // peek reads req's session's state without its lock (a task's start).
-func (r *Runner) peek(_ context.Context, req Request) (*session.Lease, error) {
+func (e *Executor) peek(_ context.Context, req request.Command) (*session.Lease, error) {
 	if !session.Valid(req.Session) {
 		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
 	}
-	return r.sessions().Peek(req.Session)
+	return e.sessions().Peek(req.Session)
 }
 
 // acquire takes the lock of req's session, in the order of arrival within this process.
-func (r *Runner) acquire(ctx context.Context, req Request) (*session.Lease, error) {
+func (e *Executor) acquire(ctx context.Context, req request.Command) (*session.Lease, error) {
 	if !session.Valid(req.Session) {
 		return nil, fmt.Errorf("session %q: %w", req.Session, session.ErrBadName)
 	}
-	return r.sessions().Acquire(ctx, req.Session)
+	return e.sessions().Acquire(ctx, req.Session)
 }
 
 // notRun is the result of a session request that never ran: cancelled while it waited for the session
 // (status cancelled, the cancel's signal kept for the exit status), or an error.
-func (r *Runner) notRun(ctx context.Context, req Request, err error) prepared {
-	in := r.notRunInput(req)
-	in.Warnings = slices.Clone(r.c.Warnings)
+func (e *Executor) notRun(ctx context.Context, req request.Command, err error) prepared {
+	in := e.notRunInput(req)
 	p := prepared{in: &in, done: true, start: time.Now()}
 	if ctx.Err() == nil || errors.Is(err, session.ErrBadName) {
 		p.in.Err = err
 		return p
 	}
 	p.in.Outcome, p.in.Summary = &run.Outcome{ExitCode: -1, Cancelled: true}, &sink.Summary{}
-	if c, ok := errors.AsType[SignalCause](context.Cause(ctx)); ok {
+	if c, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
 		p.in.CancelSignal = c.Signal
 	}
 	return p

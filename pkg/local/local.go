@@ -1,0 +1,266 @@
+// Package local is the executor of this machine (docs/architecture.md, "The seam"): the place half of a
+// command. It resolves the shell and the working directory (docs/reference.md §3.4), builds the environment
+// from this machine's own (the non-interactive defaults, shell.env, the user's rc snapshot through BASH_ENV,
+// §3.7), keeps sessions (§7.1), artifacts (§3.6) and task records (§8) in this machine's directories, and runs
+// each command under a supervisor process (pkg/supervisor) that owns its tree. It takes a request.Command
+// whose own half the service settled (Resolved) and shapes the result with the place's facts.
+package local
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/snapshot"
+	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Config is the place's settings (docs/reference.md §4): what this machine's config says about where and how
+// commands run here.
+type Config struct {
+	Shell    string   // shell path or name; "" for bash, else /bin/sh (§3.7)
+	ShellEnv []string // shell.env: KEY=VALUE layers over the base environment, under the request's
+	Snapshot bool     // source the user's bash snapshot (§3.7)
+	// SnapshotDir caches snapshots; "" turns them off.
+	SnapshotDir string
+
+	ArtifactDir string // where full outputs go; made absolute by New (§3.6)
+	SessionDir  string // where sessions keep their state (§7.1): $XDG_STATE_HOME/agentbash/sessions
+	TaskDir     string // where task records live (§8)
+	// KillLimit bounds how long a task's kill waits for its tree to be gone.
+	KillLimit time.Duration
+	// Supervisors starts the supervisor of each run; nil is a supervisor process per run (supervisor.Local).
+	Supervisors run.Executor
+}
+
+// Executor runs commands on this machine. Its methods are safe for concurrent use; each run is supervised on
+// its own (§11).
+type Executor struct {
+	c   Config
+	sup run.Executor
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// New prepares the executor: it makes the directories absolute, so $ARTIFACTS holds wherever a command cds.
+func New(c Config) *Executor {
+	e := &Executor{c: c, sup: c.Supervisors}
+	if e.sup == nil {
+		e.sup = &supervisor.Local{}
+	}
+	for _, d := range []*string{&e.c.ArtifactDir, &e.c.SessionDir, &e.c.TaskDir} {
+		if abs, err := filepath.Abs(*d); err == nil && *d != "" {
+			*d = abs
+		}
+	}
+	return e
+}
+
+// Close ends the spare supervisors the executor holds; running tasks go on.
+func (e *Executor) Close() error {
+	if c, ok := e.sup.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// Tasks, Sessions and Artifacts: this machine has all three.
+// Sessions is nil when the config names no session directory.
+func (e *Executor) Tasks() executor.Tasks { return taskOps{e} }
+func (e *Executor) Sessions() executor.Sessions {
+	if e.c.SessionDir == "" {
+		return nil
+	}
+	return sessionOps{e}
+}
+func (e *Executor) Artifacts() executor.Artifacts { return artifactOps{e} }
+
+func (e *Executor) taskStore() tasks.Store { return tasks.Store{Dir: e.c.TaskDir} }
+
+// Failed is the result for a run that could not start because of err (a broken config, say): status
+// error (the CLI exits 125), with the working directory and shell that would have been used (reference
+// §3.11: every outcome but a usage error prints a result).
+func Failed(command, cwd string, err error) result.Result {
+	in := result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: request.DefaultTimeout,
+		Head: -1, Tail: -1}
+	in.Cwd, _ = run.ResolveDir(cwd, homeDir())
+	in.Shell, _ = run.FindShell("")
+	return result.Build(in)
+}
+
+// homeDir is the user's home directory, or "" when it is unknown.
+func homeDir() string {
+	home, _ := os.UserHomeDir()
+	return home
+}
+
+// Run runs c (its own half settled) and returns the result; it never fails: problems are results.
+// Cancelling ctx kills the command's tree as a cancel; a ctx cancelled already starts nothing.
+func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Observer) result.Result {
+	switch {
+	case c.Resolved == nil:
+		return Failed(c.Command, cmp.Or(c.Cwd, c.StartCwd), errors.New("agentbash: a command reached the executor unsettled"))
+	case ctx.Err() != nil:
+		return e.cancelled(c)
+	case c.Session != "":
+		return e.runInSession(ctx, c, obs)
+	}
+	return e.execute(ctx, e.prepare(ctx, c), obs)
+}
+
+// execute runs a prepared request and shapes its result.
+func (e *Executor) execute(ctx context.Context, p prepared, obs executor.Observer) result.Result {
+	if p.done {
+		return p.finish()
+	}
+	in, rr := p.in, p.rr
+	streamed := obs != nil && in.Head < 0 && in.Tail < 0
+	if streamed {
+		rr.Live = obs
+	}
+	outcome, err := run.Run(ctx, e.sup, rr)
+	if err != nil {
+		in.Err = err
+		return p.finish()
+	}
+	in.Outcome, in.Summary = &outcome, &outcome.Summary
+	if id := outcome.Summary.ArtifactID; id != "" {
+		in.ArtifactPath, _ = artifact.Store{Dir: e.c.ArtifactDir}.Path(id) // absolute: the dir is (§3.6)
+	}
+	in.Duration = outcome.Duration
+	if outcome.Cancelled {
+		if c, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
+			in.CancelSignal = c.Signal
+		}
+	}
+	res := p.finish()
+	res.Streamed = streamed
+	return res
+}
+
+// prepared is a request through the stages before execution: the result's input so far and the run
+// request, or done when the result is settled already (blocked, bad cwd, no shell).
+type prepared struct {
+	in    *result.Input
+	rr    run.Request
+	done  bool
+	start time.Time
+	// For a session's prelude: the explicit environment (shell.env, the request's layers), and the file
+	// BASH_ENV names without a session (the snapshot, or the user's own, which is kept for children).
+	explicit    []string
+	bashEnv     string
+	keepBashEnv bool
+}
+
+func (p prepared) finish() result.Result {
+	if p.in.Duration == 0 {
+		p.in.Duration = time.Since(p.start)
+	}
+	return result.Build(*p.in)
+}
+
+// input is the result's input from c's settled half, before the place adds its facts.
+func input(c request.Command) result.Input {
+	r := c.Resolved
+	return result.Input{
+		Command:           string(r.Command),
+		NormalizedCommand: string(r.NormalizedCommand),
+		Head:              r.Head,
+		Tail:              r.Tail,
+		MaxBytes:          r.MaxBytes,
+		NonZeroExit:       r.NonZeroExit,
+		TimeoutSeconds:    r.Timeout,
+		TimeoutRequested:  r.TimeoutRequested,
+		Warnings:          slices.Clone(r.Warnings),
+	}
+}
+
+// prepare runs the place's stages before execution: the shell and the working directory, the environment
+// and the snapshot.
+func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
+	start := time.Now()
+	run.CloseInheritedDescriptors() // before the snapshot starts its shell, too (§3.7)
+	r := c.Resolved
+	in := input(c)
+	p := prepared{in: &in, start: start}
+
+	// The shell and the working directory on this machine; the answer is reported even when it fails (§3.4
+	// is checked after interception).
+	target, targetErr := e.sup.Resolve(e.c.Shell, string(cmp.Or(r.Cwd, r.StartCwd)))
+	in.Shell, in.Cwd = target.Shell, target.Dir
+	if r.Refused != "" {
+		in.Err = errors.New(r.Refused)
+		p.done = true
+		return p
+	}
+	if r.Blocked != nil {
+		in.Blocked = r.Blocked
+		p.done = true
+		return p
+	}
+	// §3.4 working directory, then the shell.
+	if targetErr != nil {
+		in.Err = targetErr
+		p.done = true
+		return p
+	}
+
+	env := []string{"PWD=" + target.Dir, "ARTIFACTS=" + e.c.ArtifactDir}
+	p.bashEnv, p.keepBashEnv = os.Getenv("BASH_ENV"), true
+	if path := e.userSnapshot(ctx, target.Shell, &in); path != "" {
+		env = append(env, "BASH_ENV="+path)
+		p.bashEnv, p.keepBashEnv = path, false
+	}
+	p.explicit = append(slices.Clone(e.c.ShellEnv), r.Env...)
+	for _, kv := range p.explicit {
+		if v, ok := strings.CutPrefix(kv, "BASH_ENV="); ok {
+			p.bashEnv, p.keepBashEnv = v, true
+		}
+	}
+	env = append(env, p.explicit...)
+	p.rr = run.Request{
+		Command:   string(r.Run),
+		Target:    target,
+		Env:       env,
+		Wrapper:   r.Wrapper,
+		Timeout:   seconds(r.Timeout),
+		KillGrace: seconds(r.KillGrace),
+		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
+		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: run.Raw(e.c.ArtifactDir),
+			ArtifactMaxBytes: r.ArtifactMaxBytes, Command: in.Command, Cwd: target.Dir},
+		Stdin: c.Stdin,
+	}
+	return p
+}
+
+// seconds is s seconds as a duration: the one place a settled command's seconds become one.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// userSnapshot returns the path of the bash snapshot to source through BASH_ENV, or "" (§3.7). A user
+// who set BASH_ENV keeps it: no snapshot then.
+func (e *Executor) userSnapshot(ctx context.Context, shell string, in *result.Input) string {
+	home := homeDir()
+	if !e.c.Snapshot || e.c.SnapshotDir == "" || home == "" || filepath.Base(shell) != "bash" || os.Getenv("BASH_ENV") != "" {
+		return ""
+	}
+	path, warning := snapshot.Ensure(ctx, snapshot.Options{
+		Shell: shell, RCFile: filepath.Join(home, ".bashrc"), CacheDir: e.c.SnapshotDir, Env: os.Environ(),
+	})
+	if warning != "" {
+		in.Warnings = append(in.Warnings, warning)
+	}
+	return path
+}
