@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of a command in a running `agentbash rpc` (SPEC §12): the client's request→response round trip
+"""The cost of a command in a running `agentbash rpc` (reference §12): the client's request→response round trip
 for `true`, beside the client spawning bare `bash -c true`, interleaved in rounds; then the rpc process's
 peak RSS (VmHWM) after 1000 commands. Floors: round trip ≤ 1.5× bare, peak RSS ≤ 16 MiB.
     bench/rpc.py [AGENTBASH] [N]     # N requests of each kind (default 400); AGENTBASH default: a fresh build
