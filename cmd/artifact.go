@@ -63,6 +63,7 @@ in the result's details.artifactPath). Unknown or malformed ids are an error (ex
 
 func addArtifactDirFlag(c *cobra.Command) {
 	c.Flags().String("artifact-dir", "", "artifact `DIR` (default $XDG_STATE_HOME/agentbash/artifacts)")
+	addTargetFlag(c.Flags())
 }
 
 // artifactStore is the artifacts of the place the config names.
@@ -71,7 +72,11 @@ func artifactStore(c *cobra.Command) (executor.Artifacts, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := newService(cfg, nil, nil, nil, nil).Artifacts()
+	svc, err := newService(cfg, nil, nil, nil, nil)
+	if err != nil {
+		return nil, targetError(err)
+	}
+	store, err := svc.Artifacts()
 	if err != nil {
 		return nil, exitError{code: 1, err: err}
 	}

@@ -32,6 +32,7 @@ var flagKeys = map[string]string{
 	"non-zero-exit":      "result.nonZeroExit",
 	"task-dir":           "tasks.dir",
 	"session":            "session",
+	"target":             "target",
 }
 
 // loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for

@@ -92,7 +92,10 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		cfg.MaxBytes = cfg.MCP.MaxBytes
 	}
 
-	sv := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
+	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
+	if err != nil {
+		return err
+	}
 	defer sv.close()
 	ctx := sv.ctx
 	removeOrphanSessions(config.SessionDir(), ios)

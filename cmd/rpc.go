@@ -67,7 +67,10 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	sv := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares, rpcMemoryLimit)
+	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares, rpcMemoryLimit)
+	if err != nil {
+		return err
+	}
 	defer sv.close()
 	ctx := sv.ctx
 

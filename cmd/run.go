@@ -99,6 +99,7 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 // addRequestFlags adds the flags that shape one command's run: those of run that rpc and mcp take as the
 // defaults of their requests.
 func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
+	addTargetFlag(fs)
 	fs.StringVar(&f.cwd, "cwd", "", "working `DIR` (default the current directory; ~ expands)")
 	fs.Float64("timeout", config.DefaultTimeout, "timeout in `SECONDS`, clamped to [1, 3600]")
 	fs.Float64("kill-grace", config.DefaultKillGrace, "`SECONDS` between SIGTERM and SIGKILL")
@@ -119,6 +120,12 @@ func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
 	fs.String("session", "", "run in session `NAME`: cd, variables, functions, aliases, options and umask carry over\n"+
 		"to its next command (\"\" for none)")
+}
+
+// addTargetFlag adds --target, where the command runs or is found (reference §15).
+func addTargetFlag(fs *pflag.FlagSet) {
+	fs.String("target", "", "run on `URI`: local, ssh://[user@]host[:port][/dir], docker://NAME, podman://NAME,\n"+
+		"kubectl://[NS/]POD[/CONTAINER] or cmd://ARGV (an argv reaching agentbash rpc there); default local")
 }
 
 // checkEnvFlags checks --env values: KEY=VALUE with a key.
@@ -159,13 +166,29 @@ func localConfig(cfg config.Config, sup run.Executor) local.Config {
 	}
 }
 
-// newService is the service of one process over the place the config names: this machine, with sup
-// starting its supervisors. Broken rules are said through warn when it is set.
-func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Executor, warn func(string)) *service.Service {
+// newService is the service of one process over the place the config names (the target): this machine,
+// with sup starting its supervisors, or a target's executor (reference §15). Broken rules are said through
+// warn when it is set. The error is a target that cannot be opened (an unknown kind, a malformed URI).
+func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Executor, warn func(string)) (*service.Service, error) {
 	sc := serviceConfig(cfg, cfgWarnings, flagEnv)
 	sc.Warn = warn
-	return service.New(sc, local.New(localConfig(cfg, sup)))
+	exe, err := openExecutor(cfg, sup)
+	if err != nil {
+		return nil, err
+	}
+	return service.New(sc, exe), nil
 }
+
+// openExecutor is the executor of the config's target: this machine for "" and "local".
+func openExecutor(cfg config.Config, sup run.Executor) (executor.Executor, error) {
+	if cfg.Target == "" || cfg.Target == "local" {
+		return local.New(localConfig(cfg, sup)), nil
+	}
+	return executor.Open(cfg.Target)
+}
+
+// targetError is the exit of a command whose target cannot be opened: 125, as a run that could not start.
+func targetError(err error) error { return exitError{code: exitCannotRun, err: err} }
 
 // server is what a long-lived mode (rpc, mcp) runs with: the service over a pool of spare supervisors, and
 // the context that SIGINT/SIGTERM cancel. close ends the spares and the signal handler.
@@ -177,14 +200,18 @@ type server struct {
 
 // newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
 // back), starts spares idle supervisors, and builds the service; broken rules are said on stderr.
-func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) server {
+func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) (server, error) {
 	memlimit.Apply(memLimit)
 	pool := &supervisor.Local{Spares: spares}
 	pool.Prewarm()
-	svc := newService(cfg, cfgWarnings, flagEnv, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
+	svc, err := newService(cfg, cfgWarnings, flagEnv, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
+	if err != nil {
+		pool.Close()
+		return server{}, targetError(err)
+	}
 	ctx, cancel := context.WithCancelCause(c.Context())
 	stop := handleSignals(cancel)
-	return server{svc: svc, ctx: ctx, close: func() { stop(); cancel(nil); _ = svc.Executor().Close() }}
+	return server{svc: svc, ctx: ctx, close: func() { stop(); cancel(nil); _ = svc.Executor().Close(); pool.Close() }}, nil
 }
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).
@@ -256,7 +283,14 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		warn = func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) }
 		_ = result.WriteWarnings(ios.Err, cfgWarnings)
 	}
-	svc := newService(cfg, cfgWarnings, f.env, pool, warn)
+	svc, err := newService(cfg, cfgWarnings, f.env, pool, warn)
+	if err != nil {
+		// A target that cannot be opened is a result too (reference §15), exit 125.
+		r := local.Failed(command, f.cwd, err)
+		printResult(ios, r, text, nil, f.preview)
+		return exitError{code: resultExit(r)}
+	}
+	defer svc.Executor().Close()
 	req := f.request(command)
 	req.Session = cfg.Session
 	if f.stdin {

@@ -29,7 +29,10 @@ $XDG_STATE_HOME/agentbash/sessions (0700, files 0600: exported variables can be 
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(newSessionListCmd(ios), newSessionShowCmd(ios), newSessionRmCmd(ios))
+	for _, sub := range []*cobra.Command{newSessionListCmd(ios), newSessionShowCmd(ios), newSessionRmCmd(ios)} {
+		addTargetFlag(sub.Flags())
+		c.AddCommand(sub)
+	}
 	return c
 }
 
@@ -39,7 +42,11 @@ func sessionStore(c *cobra.Command) (executor.Sessions, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := newService(cfg, nil, nil, nil, nil).Sessions()
+	svc, err := newService(cfg, nil, nil, nil, nil)
+	if err != nil {
+		return nil, targetError(err)
+	}
+	store, err := svc.Sessions()
 	if err != nil {
 		return nil, exitError{code: 1, err: err}
 	}

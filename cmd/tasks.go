@@ -80,6 +80,7 @@ func printTask(ios IO, r result.Result, text bool) error {
 func taskFlags(c *cobra.Command) {
 	c.Flags().String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
 	c.Flags().String("task-dir", "", "task `DIR` (default $XDG_STATE_HOME/agentbash/tasks)")
+	addTargetFlag(c.Flags())
 }
 
 // taskEnv loads the config of a task command: the service over the place it names, whether to print text.
@@ -88,7 +89,11 @@ func taskEnv(c *cobra.Command, ios IO) (*service.Service, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return newService(cfg, nil, nil, nil, nil), textFormat(cfg.Format, ios), nil
+	svc, err := newService(cfg, nil, nil, nil, nil)
+	if err != nil {
+		return nil, false, targetError(err)
+	}
+	return svc, textFormat(cfg.Format, ios), nil
 }
 
 // taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, SPEC §8).

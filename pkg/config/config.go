@@ -35,13 +35,24 @@ type Config struct {
 	KillGrace float64 `mapstructure:"killGrace"`
 	// Session names the session commands run in, "" for none (SPEC §7.1).
 	Session string `mapstructure:"session"`
+	// Target is where commands run: "local" (this machine) or a target URI (ssh://…, docker://…, podman://…,
+	// kubectl://…, cmd://…; reference §15). "" is local.
+	Target string `mapstructure:"target"`
 
+	Targets     Targets     `mapstructure:"targets"`
 	Shell       Shell       `mapstructure:"shell"`
 	Artifacts   Artifacts   `mapstructure:"artifacts"`
 	Interceptor Interceptor `mapstructure:"interceptor"`
 	Result      Result      `mapstructure:"result"`
 	Tasks       Tasks       `mapstructure:"tasks"`
 	MCP         MCP         `mapstructure:"mcp"`
+}
+
+// Targets configures who may name a target (reference §15).
+type Targets struct {
+	// Allowed lists the target URIs (or ssh://host patterns) an rpc or MCP request may name; the configured
+	// target is always allowed, cmd:// never from a request.
+	Allowed []string `mapstructure:"allowed"`
 }
 
 // MCP configures `agentbash mcp` (README "MCP server").
@@ -125,6 +136,7 @@ func Default() Config {
 		Result:      Result{NonZeroExit: result.NonZeroError},
 		Tasks:       Tasks{MaxLifetime: DefaultMaxLifetime},
 		MCP:         MCP{MaxBytes: DefaultMCPMaxBytes},
+		Targets:     Targets{Allowed: []string{}},
 	}
 }
 

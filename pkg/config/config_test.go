@@ -46,8 +46,8 @@ func TestDefaultsCoverEveryKey(t *testing.T) {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 20 {
-		t.Errorf("%d keys, want 20", len(keys))
+	if len(keys) != 22 {
+		t.Errorf("%d keys, want 22", len(keys))
 	}
 }
 

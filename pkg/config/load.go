@@ -92,6 +92,8 @@ var expected = map[string]string{
 	"interceptor.rules":  "a list of rules (pattern, flags, tool, message)",
 	"shell.env":          "a map of variable names to values",
 	"session":            "a session name",
+	"target":             "a target URI (local, ssh://HOST, docker://NAME, podman://NAME, kubectl://POD, cmd://ARGV)",
+	"targets.allowed":    "a list of target URIs",
 }
 
 // Expected says in words what key takes: "a number of seconds", "true or false", "a list of tool names".

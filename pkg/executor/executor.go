@@ -129,8 +129,11 @@ func Open(uri string) (Executor, error) {
 	o := openers[scheme]
 	mu.Unlock()
 	if !ok || o == nil {
-		return nil, fmt.Errorf("target %q: unknown kind of target (want local or one of %s://…)", uri,
-			strings.Join(Schemes(), "://…, "))
+		kinds := []string{"local"}
+		for _, s := range Schemes() {
+			kinds = append(kinds, s+"://…")
+		}
+		return nil, fmt.Errorf("target %q: unknown kind of target (want %s)", uri, strings.Join(kinds, ", "))
 	}
 	return o(uri)
 }

@@ -49,8 +49,9 @@ type Config struct {
 // Executor runs commands on this machine. Its methods are safe for concurrent use; each run is supervised on
 // its own (§11).
 type Executor struct {
-	c   Config
-	sup run.Executor
+	c     Config
+	sup   run.Executor
+	owned bool // sup was made here, so Close ends it
 }
 
 var _ executor.Executor = (*Executor)(nil)
@@ -59,7 +60,7 @@ var _ executor.Executor = (*Executor)(nil)
 func New(c Config) *Executor {
 	e := &Executor{c: c, sup: c.Supervisors}
 	if e.sup == nil {
-		e.sup = &supervisor.Local{}
+		e.sup, e.owned = &supervisor.Local{}, true
 	}
 	for _, d := range []*string{&e.c.ArtifactDir, &e.c.SessionDir, &e.c.TaskDir} {
 		if abs, err := filepath.Abs(*d); err == nil && *d != "" {
@@ -69,9 +70,10 @@ func New(c Config) *Executor {
 	return e
 }
 
-// Close ends the spare supervisors the executor holds; running tasks go on.
+// Close ends the spare supervisors the executor made itself (Config.Supervisors is its giver's to close);
+// running tasks go on.
 func (e *Executor) Close() error {
-	if c, ok := e.sup.(io.Closer); ok {
+	if c, ok := e.sup.(io.Closer); ok && e.owned {
 		return c.Close()
 	}
 	return nil
