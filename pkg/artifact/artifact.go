@@ -54,10 +54,10 @@ type Meta struct {
 
 // Info describes one artifact for listing.
 type Info struct {
-	ID      string
-	Size    int64 // bytes of <id>.log
-	ModTime time.Time
-	Command string // from <id>.json; "" if unreadable
+	ID      string    `json:"id"`
+	Size    int64     `json:"size"` // bytes of <id>.log
+	ModTime time.Time `json:"modTime"`
+	Command string    `json:"command"` // from <id>.json; "" if unreadable
 }
 
 // ValidID reports whether id has the form of an artifact id: one or more ASCII digits.
