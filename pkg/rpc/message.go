@@ -29,6 +29,8 @@ const (
 	TypeKill   = "kill"
 	TypeWait   = "wait"
 	TypeTasks  = "tasks"
+	// TypeHello is the handshake of a target's connection (hello.go).
+	TypeHello = "hello"
 )
 
 // Types of the lines the server writes.
@@ -124,6 +126,7 @@ type Message struct {
 	Kill   *Kill
 	Wait   *Wait
 	Tasks  *Tasks
+	Hello  *Hello
 }
 
 // DecodeError is a request that cannot be served: the id (null when the line could not be parsed), the
@@ -155,6 +158,8 @@ type (
 		ID     json.RawMessage `json:"id"`
 		Type   string          `json:"type"`
 		Target json.RawMessage `json:"target"`
+		// Request is the clearer name of target: a request id, where target elsewhere names a place.
+		Request json.RawMessage `json:"request"`
 	}
 	outputWire struct {
 		ID     json.RawMessage `json:"id"`
@@ -192,11 +197,12 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 		TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
 		TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
 		TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
+		TypeHello:  jsonNames(reflect.TypeFor[helloWire]()),
 	}
 })
 
 // typeNames lists the request types for error messages.
-var typeNames = "bash, abort_bash, start, output, kill, wait or tasks"
+var typeNames = "bash, abort_bash, start, output, kill, wait, tasks or hello"
 
 // jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
 func jsonNames(t reflect.Type) map[string]bool {
@@ -238,6 +244,8 @@ var wants = map[string]string{
 	"reader":      "a reader name (a string)",
 	"signal":      "a signal name (a string such as \"TERM\")",
 	"all":         "true or false",
+	"protocol":    "the protocol version (an integer)",
+	"request":     "the id of the request to abort",
 }
 
 // Decode parses one request line (SPEC §7.2): a JSON object whose "type" names the request and whose
@@ -304,7 +312,15 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 		var w abortWire
 		if err = unmarshal(line, &w); err == nil {
 			m.Abort = &Abort{}
-			if raw, ok := obj["target"]; ok {
+			raw, ok := obj["target"]
+			if alias, given := obj["request"]; given {
+				if ok {
+					err = errTwoTargets
+					break
+				}
+				raw, ok = alias, true
+			}
+			if ok {
 				m.Abort.Target = Canonical(raw)
 				if bytes.Equal(m.Abort.Target, null) {
 					err = errNullTarget
@@ -355,6 +371,8 @@ func Decode(line []byte, defaults pipeline.Request) (Message, error) {
 		if err = unmarshal(line, &w); err == nil {
 			m.Tasks = &Tasks{All: w.All}
 		}
+	case TypeHello:
+		m.Hello, err = decodeHello(line)
 	}
 	if err != nil {
 		return bad(typ, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -387,6 +405,9 @@ func unmarshal(line []byte, v any) error {
 // without one, so it could only mean "all of those" or be taken for "all"; leaving target out aborts all.
 var errNullTarget = errors.New("target: null names no request (requests sent without an id have no id to " +
 	"target); give the id of the request to abort, or leave target out to abort every running command")
+
+// errTwoTargets refuses an abort_bash that gives both names of the request to abort.
+var errTwoTargets = errors.New("target and request are two names of the request to abort: give one")
 
 // checkBash checks what JSON types cannot say about a bash or start request.
 func checkBash(b *Bash) error {
