@@ -20,7 +20,7 @@ const rpcSpares = 2
 // commands); the collector runs harder near it, it is not a cap.
 const rpcMemoryLimit = 12 << 20
 
-func newRPCCmd(ios IO) *cobra.Command {
+func newRPCCmd(info BuildInfo, ios IO) *cobra.Command {
 	var f runFlags
 	c := &cobra.Command{
 		Use:   "rpc [run flags]",
@@ -37,6 +37,7 @@ Requests (every field but type is optional unless named):
   {"type":"output","taskId":"7","wait":10,"reader":"…"}   what the task printed since the last read
   {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
   {"type":"tasks","all":true}
+  {"type":"hello","protocol":1}                 the handshake of a target's connection: protocol, version, os, arch
 Responses: {"id":…,"type":"response","command":"bash","success":true,"data":RESULT}, or
 {"id":…,"type":"response","success":false,"error":"…"} for a bad line, an unknown type or a bad field.
 With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N} while it runs (at most
@@ -50,7 +51,7 @@ rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
   { echo '{"id":1,"type":"bash","command":"echo hi"}'; sleep 1; } | agentbash rpc   # EOF would cancel it`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runRPC(c, ios, f)
+			return runRPC(c, ios, f, info.resolved().Version)
 		},
 	}
 	addRequestFlags(c.Flags(), &f)
@@ -58,7 +59,7 @@ rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
 	return c
 }
 
-func runRPC(c *cobra.Command, ios IO, f runFlags) error {
+func runRPC(c *cobra.Command, ios IO, f runFlags, version string) error {
 	if err := checkEnvFlags(f.env); err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
 	}
@@ -80,6 +81,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags) error {
 		Service:  sv.svc,
 		Defaults: defaults,
 		Log:      ios.Err,
+		Version:  version,
 	}
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()

@@ -15,7 +15,10 @@ type BuildInfo struct {
 	dateIsCommit          bool // Date came from the VCS data: the commit's time, not the build's
 }
 
-func (b BuildInfo) resolved() BuildInfo {
+func (b BuildInfo) resolved() BuildInfo { return b.Resolved() }
+
+// Resolved is b with what the release build left empty taken from the module build info ("dev" last).
+func (b BuildInfo) Resolved() BuildInfo {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if b.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			b.Version = bi.Main.Version

@@ -108,6 +108,9 @@ type Details struct {
 	// (the next command's cwd).
 	Session  string `json:"session,omitempty"`
 	FinalCwd string `json:"finalCwd,omitempty"`
+	// Target is the target URI, as given, of a command run elsewhere (README "Targets"); paths in the
+	// result are the target's.
+	Target string `json:"target,omitempty"`
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head

@@ -38,6 +38,8 @@ const (
 	TypeArtifactPath  = "artifact_path"
 	TypeArtifactList  = "artifact_list"
 	TypeArtifactPrune = "artifact_prune"
+	// TypeHello is the handshake of a target's connection (hello.go).
+	TypeHello = "hello"
 )
 
 // Types of the lines the server writes.
@@ -149,6 +151,7 @@ type Message struct {
 	Wait   *Wait
 	Tasks  *Tasks
 	Store  *Store
+	Hello  *Hello
 }
 
 // DecodeError is a request that cannot be served: the id (null when the line could not be parsed), the
@@ -180,6 +183,8 @@ type (
 		ID     json.RawMessage `json:"id"`
 		Type   string          `json:"type"`
 		Target json.RawMessage `json:"target"`
+		// Request is the clearer name of target: a request id, where target elsewhere names a place.
+		Request json.RawMessage `json:"request"`
 	}
 	outputWire struct {
 		ID     json.RawMessage `json:"id"`
@@ -249,12 +254,13 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 		TypeSessionRemove: jsonNames(reflect.TypeFor[sessionWire]()),
 		TypeArtifact:      jsonNames(reflect.TypeFor[artifactWire]()),
 		TypeArtifactPath:  jsonNames(reflect.TypeFor[artifactWire]()),
+		TypeHello:         jsonNames(reflect.TypeFor[helloWire]()),
 	}
 })
 
 // typeNames lists the request types for error messages.
 var typeNames = "bash, abort_bash, start, output, kill, wait, tasks, tasks_prune, session_list, session_show, " +
-	"session_rm, artifact, artifact_path, artifact_list or artifact_prune"
+	"session_rm, artifact, artifact_path, artifact_list, artifact_prune or hello"
 
 // jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
 func jsonNames(t reflect.Type) map[string]bool {
@@ -304,6 +310,8 @@ var wants = map[string]string{
 	"offset":      "a byte offset ≥ 0",
 	"limit":       "a byte count ≥ 0",
 	"resolved":    "the settled half of a command, as another agentbash sends it (an object)",
+	"protocol":    "the protocol version (an integer)",
+	"request":     "the id of the request to abort",
 }
 
 // Decode parses one request line (SPEC §7.2): a JSON object whose "type" names the request and whose
@@ -370,7 +378,15 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 		var w abortWire
 		if err = unmarshal(line, &w); err == nil {
 			m.Abort = &Abort{}
-			if raw, ok := obj["target"]; ok {
+			raw, ok := obj["target"]
+			if alias, given := obj["request"]; given {
+				if ok {
+					err = errTwoTargets
+					break
+				}
+				raw, ok = alias, true
+			}
+			if ok {
 				m.Abort.Target = Canonical(raw)
 				if bytes.Equal(m.Abort.Target, null) {
 					err = errNullTarget
@@ -451,6 +467,8 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 				err = errors.Join(err, errors.New("offset and limit: want byte counts ≥ 0"))
 			}
 		}
+	case TypeHello:
+		m.Hello, err = decodeHello(line)
 	}
 	if err != nil {
 		return bad(typ, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -483,6 +501,9 @@ func unmarshal(line []byte, v any) error {
 // without one, so it could only mean "all of those" or be taken for "all"; leaving target out aborts all.
 var errNullTarget = errors.New("target: null names no request (requests sent without an id have no id to " +
 	"target); give the id of the request to abort, or leave target out to abort every running command")
+
+// errTwoTargets refuses an abort_bash that gives both names of the request to abort.
+var errTwoTargets = errors.New("target and request are two names of the request to abort: give one")
 
 // checkBash checks what JSON types cannot say about a bash or start request: the command's own checks
 // (request.Command.Validate), then how it runs.

@@ -17,17 +17,27 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/service"
+	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // Causes of a cancel, for the pipeline's result (status cancelled either way).
 var (
 	// ErrAborted cancels a command an abort_bash request named.
 	ErrAborted = errors.New("aborted by an abort_bash request")
-	// ErrInputClosed cancels the running commands when the requests' stream ended (EOF).
-	ErrInputClosed = errors.New("the client closed its input")
+	// ErrInputClosed cancels the running commands when the requests' stream ended (EOF): the caller went
+	// away, so their trees end as a dead caller's do, with supervisor.ClientGoneGrace between SIGTERM and
+	// SIGKILL rather than the configured grace (docs/architecture.md, "agentbash rpc"): a target whose
+	// connection drops leaves nothing running.
+	ErrInputClosed error = inputClosed{}
 	// ErrOutputClosed cancels them when the responses cannot be written any more.
 	ErrOutputClosed = errors.New("the client stopped reading")
 )
+
+// inputClosed is the type of ErrInputClosed; its KillGrace is read by the runs it cancels.
+type inputClosed struct{}
+
+func (inputClosed) Error() string            { return "the client closed its input" }
+func (inputClosed) KillGrace() time.Duration { return supervisor.ClientGoneGrace }
 
 // Intervals of the server (SPEC §7.2: at most 10 updates a second).
 const (
@@ -48,6 +58,8 @@ type Server struct {
 	Defaults request.Command
 	// Log receives the server's own problems (stderr); nil discards them.
 	Log io.Writer
+	// Version is this agentbash's version, for the hello response.
+	Version string
 }
 
 // call is one request being served.
@@ -177,6 +189,10 @@ func (l *loop) dispatch(line []byte) {
 	}
 	if m.Type == TypeAbort {
 		l.abort(m.ID, m.Abort.Target)
+		return
+	}
+	if m.Type == TypeHello {
+		l.hello(m)
 		return
 	}
 	l.mu.Lock()

@@ -1,0 +1,228 @@
+package target
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/rpc"
+)
+
+// bin is the agentbash under test, built by TestMain (version "dev", as Version here).
+var bin string
+
+// guard bounds every wait of a test: a hang is a failure, not a timing assertion.
+const guard = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentbash-target-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	_ = os.Chmod(dir, 0o755) // an unprivileged user's ssh and sshd session run it too
+	bin = filepath.Join(dir, "agentbash")
+	build := exec.Command("go", "build", "-o", bin, "github.com/agentbash/agentbash")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// rpcURI is a cmd:// target reaching the agentbash under test's rpc, with its state under home.
+func rpcURI(t *testing.T) string {
+	home := t.TempDir()
+	return fmt.Sprintf("cmd://env HOME=%s XDG_STATE_HOME=%s/state %s rpc", home, home, bin)
+}
+
+// fake is a cmd:// target running a shell script as the far side.
+func fake(t *testing.T, script string) string {
+	p := filepath.Join(t.TempDir(), "far.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return "cmd://" + p
+}
+
+func open(t *testing.T, uri string) *Executor {
+	t.Helper()
+	e, err := Open(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e.(*Executor)
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestHelloThroughCmd(t *testing.T) {
+	e := open(t, rpcURI(t))
+	h, err := e.Hello(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rpc.HelloData{Protocol: request.Protocol, Version: Version, OS: "linux", Arch: h.Arch}
+	if h != want || h.Arch == "" {
+		t.Errorf("hello = %+v, want %+v", h, want)
+	}
+}
+
+// TestHandshakeRefused: a far side speaking another protocol, an older agentbash without hello, and a
+// connector that ends before answering are errors naming the target and what to do.
+func TestHandshakeRefused(t *testing.T) {
+	for name, tt := range map[string]struct{ script, want string }{
+		"protocol": {`read l; echo '{"id":0,"type":"response","command":"hello","success":false,` +
+			`"data":{"protocol":99,"version":"9.9.9","os":"linux","arch":"amd64"},"error":"speaks protocol 99"}'; cat >/dev/null`,
+			"speaks agentbash protocol 99 (version 9.9.9); this agentbash speaks 1 (version dev): " +
+				"install the same version there: agentbash target install cmd://"},
+		"older": {`read l; echo '{"id":0,"type":"response","success":false,` +
+			`"error":"unknown request type \"hello\" (want bash, abort_bash, start, output, kill, wait or tasks)"}'; cat >/dev/null`,
+			"runs an older agentbash, one without the target handshake; this one is dev: install the same version there"},
+		"closed": {`echo 'engine: no route to the place' >&2; exit 255`, ": cannot connect: engine: no route to the place"},
+		"silent": {`exit 3`, "cannot connect: the connector ended: exit status 3"},
+		"not installed": {`echo "` + notInstalled + `: not on PATH" >&2; exit 127`,
+			"agentbash is not installed on cmd://"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			uri := fake(t, tt.script)
+			_, err := open(t, uri).Hello(ctx(t))
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), uri) {
+				t.Errorf("hello: %v\nwant an error naming %s with %q", err, uri, tt.want)
+			}
+		})
+	}
+}
+
+// TestLostConnection: a connection that ends while a request waits fails it with an error naming the
+// target and the engine's last stderr line; Run makes that an error result with details.target.
+func TestLostConnection(t *testing.T) {
+	uri := fake(t, `read l; echo '{"id":0,"type":"response","command":"hello","success":true,`+
+		`"data":{"protocol":1,"version":"dev","os":"linux","arch":"amd64"}}'; read l; echo 'client_loop: send disconnect: Broken pipe' >&2; exit 255`)
+	e := open(t, uri)
+	r := e.Run(ctx(t), request.Command{Command: "true", Resolved: &request.Resolved{Command: "true", Run: "true",
+		NormalizedCommand: "true", Timeout: 5, Head: -1, Tail: -1}}, nil)
+	d := r.Details
+	if d.Status != result.StatusError || !r.IsError || d.Target != uri || d.Command != "true" ||
+		!strings.Contains(r.Text(), uri) || !strings.Contains(r.Text(), "client_loop: send disconnect: Broken pipe") {
+		t.Errorf("result %+v\ntext %q", d, r.Text())
+	}
+}
+
+// TestAbortOnCancel: a cancelled call sends abort_bash for its id and returns the far side's answer, a
+// cancelled result; other requests on the connection go on.
+func TestAbortOnCancel(t *testing.T) {
+	e := open(t, rpcURI(t))
+	c, err := e.connect(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 1)
+	cctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	go func() {
+		<-started
+		cancel()
+	}()
+	resp, err := c.call(cctx, rpc.TypeBash, map[string]any{"command": "echo go; sleep 60", "stream": true},
+		func(u update) {
+			if strings.Contains(u.Text, "go") {
+				select {
+				case started <- struct{}{}:
+				default:
+				}
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result.Result
+	if err := json.Unmarshal(resp.Data, &r); err != nil || r.Details.Status != result.StatusCancelled {
+		t.Errorf("aborted call: %s, %v", resp.Data, err)
+	}
+	resp, err = c.call(ctx(t), rpc.TypeBash, map[string]any{"command": "echo again"}, nil)
+	if err != nil || !resp.Success || !strings.Contains(string(resp.Data), "again") {
+		t.Errorf("next call: %+v, %v", resp, err)
+	}
+}
+
+// TestEOFKillsTreeIgnoringTERM: when an rpc's stdin ends, a running command that ignores SIGTERM is
+// killed after the half second of a dead caller, not the configured grace (60 s here).
+func TestEOFKillsTreeIgnoringTERM(t *testing.T) {
+	home := t.TempDir()
+	cmd := exec.Command(bin, "rpc", "--kill-grace", "60")
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+home+"/state")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	fmt.Fprintln(stdin, `{"id":1,"type":"bash","stream":true,"command":"trap '' TERM; sleep 300 & echo pids $$ $!; wait"}`)
+	pids := make(chan []int, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var u update
+			_ = json.Unmarshal(sc.Bytes(), &u)
+			if f := strings.Fields(u.Text); len(f) == 3 && f[0] == "pids" {
+				a, _ := strconv.Atoi(f[1])
+				b, _ := strconv.Atoi(f[2])
+				pids <- []int{a, b}
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	var ps []int
+	select {
+	case ps = <-pids:
+	case <-time.After(guard):
+		t.Fatal("the command never printed its pids")
+	}
+	stdin.Close()
+	deadline := time.Now().Add(10 * time.Second) // generous: the grace is 0.5 s; the configured one 60 s
+	for _, pid := range ps {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d still runs 10 s after the rpc's stdin closed", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// alive says whether pid runs (a zombie does not).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}

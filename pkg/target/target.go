@@ -1,0 +1,379 @@
+// Package target is the executor of a command elsewhere (README "Targets", docs/architecture.md "The
+// seam"): on a build host over the system OpenSSH client, in a container through docker or podman exec,
+// in a pod through kubectl exec, or through any argv (cmd://) whose stdio reaches `agentbash rpc` there.
+// The same agentbash runs on the target; this side speaks rpc's JSON lines to it over one connection per
+// executor, opened on first use and kept, after a hello handshake that refuses another protocol version.
+// Everything about the place — shell, cwd, environment base, rc, sessions, artifacts, tasks — is the
+// target's; only the command's resolved half travels.
+package target
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/rpc"
+	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/session"
+	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/tasks"
+)
+
+// Version is this agentbash's version (cmd sets it): the one a target runs when it has it installed, and
+// the one errors name.
+var Version = "dev"
+
+// Executor runs commands on one target through its connection.
+type Executor struct {
+	t Target
+
+	mu   sync.Mutex // held while dialling: one connection at a time
+	conn *conn
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// Open makes the executor of uri (one of [Schemes]); nothing connects until its first use. The error is a
+// malformed URI, naming it.
+func Open(uri string) (executor.Executor, error) {
+	t, err := Parse(uri, Version)
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{t: t}, nil
+}
+
+// connect returns the open connection, dialling it when there is none or the last one was lost.
+func (e *Executor) connect(ctx context.Context) (*conn, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
+		select {
+		case <-e.conn.ended:
+		default:
+			return e.conn, nil
+		}
+	}
+	c, err := dial(ctx, e.t, Version)
+	if err != nil {
+		return nil, err
+	}
+	e.conn = c
+	return c, nil
+}
+
+// Hello is the target's answer to the handshake: its protocol, version, OS and architecture.
+func (e *Executor) Hello(ctx context.Context) (rpc.HelloData, error) {
+	c, err := e.connect(ctx)
+	if err != nil {
+		return rpc.HelloData{}, err
+	}
+	return c.hello, nil
+}
+
+// do makes one request on the connection.
+func (e *Executor) do(ctx context.Context, typ string, fields any, onUpdate func(update)) (response, error) {
+	c, err := e.connect(ctx)
+	if err != nil {
+		return response{}, err
+	}
+	return c.call(ctx, typ, fields, onUpdate)
+}
+
+// Close ends the connection (the target sees EOF: what runs in the foreground there ends; tasks go on).
+func (e *Executor) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conn != nil {
+		e.conn.close()
+		e.conn = nil
+	}
+	return nil
+}
+
+// bashRequest is a bash request: the command as it marshals (its caller's fields and its resolved half),
+// and how it runs.
+type bashRequest struct {
+	request.Command
+	Background bool    `json:"background,omitempty"`
+	Yield      float64 `json:"yield,omitempty"`
+	Stream     bool    `json:"stream,omitempty"`
+}
+
+// Run runs c on the target and returns its result, with details.target naming it. A connection that
+// cannot be made or is lost is an error result naming the target and the engine's message.
+func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Observer) result.Result {
+	if ctx.Err() != nil {
+		return e.cancelled(ctx, c, "")
+	}
+	var onUpdate func(update)
+	if obs != nil {
+		onUpdate = func(u update) { obs(run.LiveText{Text: u.Text, TotalBytes: u.TotalBytes, TotalLines: u.TotalLines}) }
+	}
+	return e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
+}
+
+// bash sends a bash request and makes its result.
+func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest, onUpdate func(update)) result.Result {
+	resp, err := e.do(ctx, rpc.TypeBash, req, onUpdate)
+	switch {
+	case err != nil && ctx.Err() != nil && !errors.Is(err, errLost):
+		return e.cancelled(ctx, c, err.Error())
+	case err != nil:
+		return e.failed(c, err)
+	case !resp.Success:
+		return e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, resp.Error))
+	}
+	r, err := e.decode(ctx, resp.Data)
+	if err != nil {
+		return e.failed(c, err)
+	}
+	return r
+}
+
+// decode makes a result of a response's data, as the target shaped it, with details.target set and the
+// signals the CLI's exit status needs (they do not travel).
+func (e *Executor) decode(ctx context.Context, data json.RawMessage) (result.Result, error) {
+	var r result.Result
+	if err := json.Unmarshal(data, &r); err != nil || len(r.Content) == 0 {
+		return r, fmt.Errorf("target %s answered with a result this agentbash cannot read: %v", e.t.URI, err)
+	}
+	r.Output = r.Content[0].Text
+	r.Details.Target = e.t.URI
+	switch r.Details.Status {
+	case result.StatusKilled:
+		r.KillSignal = unix.SignalNum(r.Details.Signal)
+	case result.StatusCancelled:
+		if sc, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
+			r.CancelSignal = sc.Signal
+		}
+	}
+	return r, nil
+}
+
+// failed is the error result of a command that could not run on the target.
+func (e *Executor) failed(c request.Command, err error) result.Result {
+	r := result.Build(e.input(c, err, nil))
+	r.Details.Target = e.t.URI
+	return r
+}
+
+// cancelled is the result of a command cancelled here before the target answered; warning, when set,
+// says why there is no answer.
+func (e *Executor) cancelled(ctx context.Context, c request.Command, warning string) result.Result {
+	in := e.input(c, nil, &run.Outcome{ExitCode: -1, Cancelled: true})
+	in.Summary = &sink.Summary{}
+	if sc, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
+		in.CancelSignal = sc.Signal
+	}
+	if warning != "" {
+		in.Warnings = append(in.Warnings, warning)
+	}
+	r := result.Build(in)
+	r.Details.Target = e.t.URI
+	return r
+}
+
+// input is what a result made on this side knows of c: its resolved half (the target's cwd and shell
+// are unknown here).
+func (e *Executor) input(c request.Command, err error, o *run.Outcome) result.Input {
+	in := result.Input{Command: strings.TrimSpace(c.Command), Err: err, Outcome: o, Head: -1, Tail: -1}
+	if rs := c.Resolved; rs != nil {
+		in.Command, in.NormalizedCommand = string(rs.Command), string(rs.NormalizedCommand)
+		in.TimeoutSeconds, in.TimeoutRequested = rs.Timeout, rs.TimeoutRequested
+		in.Head, in.Tail, in.MaxBytes, in.NonZeroExit = rs.Head, rs.Tail, rs.MaxBytes, rs.NonZeroExit
+		in.Warnings = append(in.Warnings, rs.Warnings...)
+	}
+	return in
+}
+
+// Tasks, Sessions and Artifacts are the target's.
+func (e *Executor) Tasks() executor.Tasks         { return taskOps{e} }
+func (e *Executor) Sessions() executor.Sessions   { return sessionOps{e} }
+func (e *Executor) Artifacts() executor.Artifacts { return artifactOps{e} }
+
+type taskOps struct{ e *Executor }
+
+// Start starts c as a task on the target: a bash request with background, or with yield when the task
+// runs in the foreground first.
+func (o taskOps) Start(ctx context.Context, c request.Command) result.Result {
+	if ctx.Err() != nil {
+		return o.e.cancelled(ctx, c, "")
+	}
+	req := bashRequest{Command: c, Background: true}
+	if t := c.Resolved.Task; t != nil && t.Yield > 0 {
+		req.Background, req.Yield = false, t.Yield
+	}
+	return o.e.bash(ctx, c, req, nil)
+}
+
+// taskResult makes the result of a task request: the target's, with the error of a failed one (an
+// unknown id), or an error result naming the target when the connection failed.
+func (e *Executor) taskResult(ctx context.Context, id, typ string, fields any) (result.Result, error) {
+	resp, err := e.do(ctx, typ, fields, nil)
+	if err != nil {
+		r := result.Build(result.Input{Err: err, Head: -1, Tail: -1})
+		r.Details.Target, r.Details.TaskID = e.t.URI, id
+		return r, err
+	}
+	var rerr error
+	if !resp.Success {
+		rerr = errors.New(resp.Error)
+	}
+	if len(resp.Data) == 0 || string(resp.Data) == "null" {
+		r := result.Build(result.Input{Err: cmp.Or(rerr, errors.New("no data")), Head: -1, Tail: -1})
+		r.Details.Target, r.Details.TaskID = e.t.URI, id
+		return r, cmp.Or(rerr, fmt.Errorf("target %s answered %s without data", e.t.URI, typ))
+	}
+	r, err := e.decode(ctx, resp.Data)
+	if err != nil {
+		return r, err
+	}
+	return r, rerr
+}
+
+// Output reads on the target; deliver, when set, gets the result once the far side's reader moved (a
+// print that fails then loses that text: the read and its delivery are on two machines).
+func (o taskOps) Output(ctx context.Context, id, reader string, wait time.Duration, _ int,
+	deliver func(result.Result) error) (result.Result, error) {
+	r, err := o.e.taskResult(ctx, id, rpc.TypeOutput, struct {
+		TaskID string  `json:"taskId"`
+		Wait   float64 `json:"wait"`
+		Reader string  `json:"reader,omitempty"`
+	}{id, wait.Seconds(), reader})
+	if err == nil && deliver != nil {
+		err = deliver(r)
+	}
+	return r, err
+}
+
+func (o taskOps) Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error) {
+	name := unix.SignalName(sig)
+	if name == "" {
+		name = fmt.Sprint(int(sig))
+	}
+	return o.e.taskResult(ctx, id, rpc.TypeKill, struct {
+		TaskID string `json:"taskId"`
+		Signal string `json:"signal"`
+	}{id, name})
+}
+
+func (o taskOps) Wait(ctx context.Context, id string, timeout time.Duration) (result.Result, error) {
+	return o.e.taskResult(ctx, id, rpc.TypeWait, struct {
+		TaskID  string  `json:"taskId"`
+		Timeout float64 `json:"timeout"`
+	}{id, timeout.Seconds()})
+}
+
+func (o taskOps) List(ctx context.Context, all bool) ([]tasks.Row, error) {
+	var rows []tasks.Row
+	return rows, o.e.data(ctx, rpc.TypeTasks, map[string]bool{"all": all}, &rows)
+}
+
+// Prune is a tasks_prune request: its data is the ids removed.
+func (o taskOps) Prune(ctx context.Context, age time.Duration) ([]string, error) {
+	var r rpc.Removed
+	return r.Removed, o.e.data(ctx, rpc.TypeTasksPrune, map[string]float64{"olderThan": age.Seconds()}, &r)
+}
+
+// data makes a request and decodes its data into v; a failed request is its error.
+func (e *Executor) data(ctx context.Context, typ string, fields, v any) error {
+	resp, err := e.do(ctx, typ, fields, nil)
+	if err != nil {
+		return err
+	}
+	if !resp.Success {
+		return fmt.Errorf("target %s: %s", e.t.URI, resp.Error)
+	}
+	if v == nil || len(resp.Data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Data, v); err != nil {
+		return fmt.Errorf("target %s: a %s answer this agentbash cannot read: %v", e.t.URI, typ, err)
+	}
+	return nil
+}
+
+type sessionOps struct{ e *Executor }
+
+func (o sessionOps) List(ctx context.Context) ([]session.Info, error) {
+	var infos []session.Info
+	return infos, o.e.data(ctx, rpc.TypeSessionList, struct{}{}, &infos)
+}
+
+func (o sessionOps) Show(ctx context.Context, name string, values bool) (session.Info, error) {
+	var info session.Info
+	return info, o.e.data(ctx, rpc.TypeSessionShow, struct {
+		Name   string `json:"name"`
+		Values bool   `json:"values,omitempty"`
+	}{name, values}, &info)
+}
+
+// Remove removes the session on the target, which waits for its running command as `session rm` does
+// (rpc.SessionRemoveWait, not wait).
+func (o sessionOps) Remove(ctx context.Context, name string, _ time.Duration) error {
+	return o.e.data(ctx, rpc.TypeSessionRemove, map[string]string{"name": name}, nil)
+}
+
+// Discard removes the session as Remove does: the target's store is reached only by a request.
+func (o sessionOps) Discard(ctx context.Context, name string) error { return o.Remove(ctx, name, 0) }
+
+type artifactOps struct{ e *Executor }
+
+// artifactChunk is how many bytes one artifact request reads.
+const artifactChunk = 1 << 20
+
+// Print copies artifact id from the target to w, a window per request, as the target prints it
+// (sanitized, or raw with raw).
+func (o artifactOps) Print(ctx context.Context, w io.Writer, id string, raw bool) error {
+	for off := int64(0); ; {
+		var ch rpc.ArtifactChunk
+		err := o.e.data(ctx, rpc.TypeArtifact, struct {
+			ID     string `json:"artifactId"`
+			Raw    bool   `json:"raw,omitempty"`
+			Offset int64  `json:"offset"`
+			Limit  int64  `json:"limit"`
+		}{id, raw, off, artifactChunk}, &ch)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, string(ch.Data)); err != nil {
+			return err
+		}
+		off += int64(len(ch.Data))
+		if ch.EOF || len(ch.Data) == 0 {
+			return nil
+		}
+	}
+}
+
+// Path is the artifact's path on the target.
+func (o artifactOps) Path(ctx context.Context, id string) (string, error) {
+	var p struct {
+		Path string `json:"path"`
+	}
+	return p.Path, o.e.data(ctx, rpc.TypeArtifactPath, map[string]string{"artifactId": id}, &p)
+}
+
+func (o artifactOps) List(ctx context.Context) ([]artifact.Info, error) {
+	var infos []artifact.Info
+	return infos, o.e.data(ctx, rpc.TypeArtifactList, struct{}{}, &infos)
+}
+
+func (o artifactOps) Prune(ctx context.Context, age time.Duration) ([]string, error) {
+	var r rpc.Removed
+	return r.Removed, o.e.data(ctx, rpc.TypeArtifactPrune, map[string]float64{"olderThan": age.Seconds()}, &r)
+}
