@@ -36,7 +36,7 @@ type Config struct {
 	// Session names the session commands run in, "" for none (SPEC §7.1).
 	Session string `mapstructure:"session"`
 	// Target is where commands run: "local" (this machine) or a target URI (ssh://…, docker://…, podman://…,
-	// kubectl://…, cmd://…; reference §15). "" is local.
+	// kubectl://…, cmd://…; reference §15). "" is local too.
 	Target string `mapstructure:"target"`
 
 	Targets     Targets     `mapstructure:"targets"`
@@ -136,6 +136,7 @@ func Default() Config {
 		Result:      Result{NonZeroExit: result.NonZeroError},
 		Tasks:       Tasks{MaxLifetime: DefaultMaxLifetime},
 		MCP:         MCP{MaxBytes: DefaultMCPMaxBytes},
+		Target:      "local",
 		Targets:     Targets{Allowed: []string{}},
 	}
 }
