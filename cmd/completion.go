@@ -17,7 +17,7 @@ import (
 // fish|powershell` offers them. Flags that take a number or free text complete to nothing rather than to
 // the files of the current directory.
 
-// builtinTools are the tools the built-in interceptor rules name (SPEC §3.3).
+// builtinTools are the tools the built-in interceptor rules name (reference §3.3).
 var builtinTools = []string{"read", "grep", "find", "edit", "write"}
 
 var (

@@ -16,7 +16,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/config"
 )
 
-// flagKeys maps a flag to the config key it sets (SPEC §2: flags bind to keys).
+// flagKeys maps a flag to the config key it sets (reference §2: flags bind to keys).
 var flagKeys = map[string]string{
 	"timeout":            "timeout",
 	"max-bytes":          "maxBytes",
@@ -46,8 +46,8 @@ func loadConfig(c *cobra.Command) (config.Config, error) {
 }
 
 // loadConfigWarn resolves the configuration for c: flag > AGENTBASH_* environment > config file > default
-// (SPEC §2, §4). A viper of its own layers the sources: every key's default, the file's settings, the
-// variables' settings merged over them (so a map such as shell.env merges key by key, as SPEC §4 wants,
+// (reference §2, §4). A viper of its own layers the sources: every key's default, the file's settings, the
+// variables' settings merged over them (so a map such as shell.env merges key by key, as reference §4 wants,
 // where viper's own environment layer would replace it whole), then the flags bound to their keys.
 // pkg/config checks the file and the variables first, each on its own, so a bad value is an error even
 // where a later source overrides it: a configError naming the file and key or the variable. A flag's value

@@ -13,7 +13,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
-// Exit statuses of agentbash itself (SPEC §3.11); otherwise the command's own status passes through.
+// Exit statuses of agentbash itself (reference §3.11); otherwise the command's own status passes through.
 const (
 	exitTimedOut  = 124
 	exitCannotRun = 125
@@ -22,10 +22,10 @@ const (
 	exitSignal    = 128 // + N: the command died of signal N, or agentbash was cancelled by it
 )
 
-// resultExit is agentbash's exit status for a result (SPEC §3.11), from details.status: the command's own
+// resultExit is agentbash's exit status for a result (reference §3.11), from details.status: the command's own
 // exit code when it exited; 128+N when it died of signal N; 124 timed out; 128+N when agentbash was
 // cancelled by signal N (SIGINT's 130 when the signal is unknown); 126 blocked; 125 could not run, or no
-// exit status. A task (SPEC §8) killed by signal N is 128+N; one still running (started, yielded) is 0.
+// exit status. A task (reference §8) killed by signal N is 128+N; one still running (started, yielded) is 0.
 // This is the one place a result becomes a process status; the task commands apply their own rules on top
 // (cmd/tasks.go).
 func resultExit(r result.Result) int {
@@ -86,7 +86,7 @@ func (e exitError) Error() string {
 	return e.err.Error()
 }
 
-// usageError is a malformed command line: exit 2, message on stderr, no result (SPEC §3.11).
+// usageError is a malformed command line: exit 2, message on stderr, no result (reference §3.11).
 type usageError struct {
 	err error
 	cmd string // the command whose --help to point at; "" for agentbash
@@ -95,7 +95,7 @@ type usageError struct {
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
-// configError is a broken configuration: exit 125 (SPEC §4).
+// configError is a broken configuration: exit 125 (reference §4).
 type configError struct{ err error }
 
 func (e configError) Error() string {

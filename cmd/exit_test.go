@@ -12,7 +12,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
-// TestResultExit maps a result of every status to agentbash's exit status (SPEC §3.11), the results built
+// TestResultExit maps a result of every status to agentbash's exit status (reference §3.11), the results built
 // by result.Build as a run builds them.
 func TestResultExit(t *testing.T) {
 	exited := func(code int) *run.Outcome { return &run.Outcome{ExitCode: code} }
@@ -86,7 +86,7 @@ func TestResultExit(t *testing.T) {
 	}
 }
 
-// A task still running (a start, a yield, a read) exits 0 (SPEC §8); wait's own timeout is its own rule.
+// A task still running (a start, a yield, a read) exits 0 (reference §8); wait's own timeout is its own rule.
 func TestResultExitRunningTask(t *testing.T) {
 	rec := tasks.Record{TaskID: "7", Status: tasks.StatusRunning, Pid: 4242, Command: "sleep 60", Head: -1, Tail: -1}
 	for name, r := range map[string]result.Result{
@@ -103,7 +103,7 @@ func TestResultExitRunningTask(t *testing.T) {
 	}
 }
 
-// TestExitStatus maps the errors a command returns to exit statuses (SPEC §3.11).
+// TestExitStatus maps the errors a command returns to exit statuses (reference §3.11).
 func TestExitStatus(t *testing.T) {
 	for _, tc := range []struct {
 		err  error

@@ -19,7 +19,7 @@ import (
 )
 
 // mcpExitGrace is how long `agentbash mcp` waits, once its client went away, for the calls still running
-// to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (SPEC §11), then the connection's
+// to end before it exits: their trees get SIGKILL 0.5 s after SIGTERM (reference §11), then the connection's
 // session is removed, about 0.6 s in all, with room here for a loaded machine. Past it the supervisors
 // finish the kill themselves, and the session is removed all the same (removeSession).
 const mcpExitGrace = 1500 * time.Millisecond

@@ -1,5 +1,5 @@
 // Package cmd is agentbash's command line: one cobra command per file, each turning flags and config into
-// a plain options struct and calling into pkg/. exit.go maps errors and results to exit statuses (SPEC
+// a plain options struct and calling into pkg/. exit.go maps errors and results to exit statuses (reference
 // §3.11); nothing else calls os.Exit.
 package cmd
 
@@ -46,7 +46,7 @@ func SystemIO() IO {
 //
 // First it hides agentbash's arguments from its command line (/proc/PID/cmdline, what ps and pgrep -f
 // read), which then shows only the program and the subcommand (`agentbash run`): a command that runs
-// `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7). Best effort: off Linux
+// `pkill -f WORD` on a word of its own text must not hit agentbash (reference §3.7). Best effort: off Linux
 // the command line stays as it was.
 func Execute(info BuildInfo, exit func(int), args []string) {
 	isRun := len(args) > 0 && args[0] == "run"

@@ -16,7 +16,7 @@ import (
 // agentbash; a burst of concurrent requests beyond it spawns its own.
 const rpcSpares = 2
 
-// rpcMemoryLimit is the soft limit of the rpc process's Go heap (SPEC §12: peak RSS ≤ 16 MiB after 1000
+// rpcMemoryLimit is the soft limit of the rpc process's Go heap (reference §12: peak RSS ≤ 16 MiB after 1000
 // commands); the collector runs harder near it, it is not a cap.
 const rpcMemoryLimit = 12 << 20
 

@@ -44,7 +44,7 @@ type runFlags struct {
 	noNormalize bool
 	env         []string
 	preview     int
-	background  bool    // start: a background task (SPEC §8)
+	background  bool    // start: a background task (reference §8)
 	yield       float64 // run --yield SECONDS: hand the command over as a task after SECONDS
 }
 
@@ -260,7 +260,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 		return cfgErr
 	}
 	if cfgErr != nil {
-		// A broken config still gets a result (SPEC §3.11), in the format asked for, then exit 125.
+		// A broken config still gets a result (reference §3.11), in the format asked for, then exit 125.
 		r := local.Failed(command, f.cwd, cfgErr)
 		r.Details.Warnings = cfgWarnings
 		text := textFormat(formatWithoutConfig(c), ios)
@@ -323,7 +323,7 @@ type fileError struct{ err error }
 
 func (e fileError) Error() string { return e.err.Error() }
 
-// commandText is the command from -f FILE, -f -, or the arguments (SPEC §3.1): one argument is script text,
+// commandText is the command from -f FILE, -f -, or the arguments (reference §3.1): one argument is script text,
 // two or more are an argv, each shell-quoted (see [argvText]).
 func commandText(ios IO, f runFlags, args []string) (string, error) {
 	var command string
@@ -361,7 +361,7 @@ func commandText(ios IO, f runFlags, args []string) (string, error) {
 
 // argvText is the script that runs args as an argv, as timeout, env and nice take one: each argument
 // quoted for bash (mvdan.cc/sh/v3/syntax.Quote) and joined with single spaces, so `rm 'my file'` removes one
-// file and `echo '$HOME'` prints $HOME (SPEC §3.1). A plain word stays as it is (`ls -la`).
+// file and `echo '$HOME'` prints $HOME (reference §3.1). A plain word stays as it is (`ls -la`).
 func argvText(args []string) (string, error) {
 	words := make([]string, len(args))
 	for i, a := range args {
@@ -446,7 +446,7 @@ func envList(m map[string]string) []string {
 }
 
 // handleSignals cancels the run when agentbash gets SIGINT, SIGTERM or SIGHUP (the group is then killed
-// and the result printed, SPEC §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash. stop
+// and the result printed, reference §3.7), and keeps a closed stdout (SIGPIPE) from killing agentbash. stop
 // ends that for this cancel.
 //
 // The handler is set up once per process (for a run, Execute begins that in the background:
@@ -514,7 +514,7 @@ func (r *signalRelay) install() {
 }
 
 // printResult writes r as JSON, as text for a terminal (finishing term's live view, if any), or as the
-// model-visible text with the warnings on stderr, one line each (SPEC §3.10). A closed stdout is said on
+// model-visible text with the warnings on stderr, one line each (reference §3.10). A closed stdout is said on
 // stderr; it never kills agentbash, whichever path printed the result (a -f FILE or a config that could not
 // be read prints it before the run's handleSignals): the SIGPIPE handler is in place first.
 func printResult(ios IO, r result.Result, text bool, term *terminal.View, preview int) {

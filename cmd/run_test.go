@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// One argument is script text; two or more are an argv, each word quoted (SPEC §3.1).
+// One argument is script text; two or more are an argv, each word quoted (reference §3.1).
 func TestCommandText(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

@@ -156,7 +156,7 @@ func readmeFields(t *testing.T) map[string]bool {
 }
 
 // TestEveryFieldDocumented runs real commands that give results of every kind and requires every field
-// they carry to be in the schema (and valid against it) and in the README's JSON table (SPEC §3.10), so
+// they carry to be in the schema (and valid against it) and in the README's JSON table (reference §3.10), so
 // a field added without docs fails here. It also requires each kind to show the fields it is there for,
 // so the cases keep covering them.
 func TestEveryFieldDocumented(t *testing.T) {
@@ -355,7 +355,7 @@ func waitFor(t *testing.T, path string) {
 }
 
 // TestSchemaIsOpen: no object schema from the top down closes its field list, so a client validating
-// with today's schema accepts a later version's output (SPEC §3.10); a result with unknown fields at
+// with today's schema accepts a later version's output (reference §3.10); a result with unknown fields at
 // every level validates.
 func TestSchemaIsOpen(t *testing.T) {
 	root, sch := loadSchema(t)

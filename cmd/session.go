@@ -15,7 +15,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/session"
 )
 
-// removeWait is how long `session rm` waits for a running command of the session (SPEC §7.1).
+// removeWait is how long `session rm` waits for a running command of the session (reference §7.1).
 const removeWait = 5 * time.Second
 
 func newSessionCmd(ios IO) *cobra.Command {
@@ -53,7 +53,7 @@ func sessionStore(c *cobra.Command) (executor.Sessions, error) {
 	return store, nil
 }
 
-// sessionName checks a NAME argument: a malformed one is a usage error (SPEC §7.1).
+// sessionName checks a NAME argument: a malformed one is a usage error (reference §7.1).
 func sessionName(c *cobra.Command, name string) error {
 	if !session.Valid(name) {
 		return usageError{err: fmt.Errorf("session %q: %w", name, session.ErrBadName), cmd: c.CommandPath()}

@@ -96,7 +96,7 @@ func taskEnv(c *cobra.Command, ios IO) (*service.Service, bool, error) {
 	return svc, textFormat(cfg.Format, ios), nil
 }
 
-// taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, SPEC §8).
+// taskID checks a task id argument: a canonical decimal number (exit 1 otherwise, reference §8).
 func taskID(arg string) (string, error) {
 	if err := tasks.CheckID(arg); err != nil {
 		return "", err
@@ -241,7 +241,7 @@ a run result and its status line.`,
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
-			return nil // output exits 0 whatever the task did (SPEC §8)
+			return nil // output exits 0 whatever the task did (reference §8)
 		},
 	}
 	c.Flags().Float64Var(&wait, "wait", 0, "block up to `SECONDS` for new output or the task's end")

@@ -1,4 +1,4 @@
-// Package artifact keeps the full output of commands as numbered files in one directory (SPEC §3.6).
+// Package artifact keeps the full output of commands as numbered files in one directory (reference §3.6).
 //
 // Each artifact is <id>.log (the raw bytes of the stream, mode 0600) plus <id>.json (its [Meta],
 // mode 0600); the directory is mode 0700, since output can hold secrets. Ids are decimal integers
@@ -388,7 +388,7 @@ func (s Store) Remove(id string) error {
 }
 
 // Print copies artifact id to w: the sanitized text, the same text whose lines the truncation notice
-// counts (SPEC §3.8), or the raw bytes as written when raw is set or the artifact is binary (its
+// counts (reference §3.8), or the raw bytes as written when raw is set or the artifact is binary (its
 // metadata says so, or a NUL byte is in its first 8 KiB). Errors are those of [Store.Path], reading and
 // writing.
 func (s Store) Print(w io.Writer, id string, raw bool) error {

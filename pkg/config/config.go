@@ -1,4 +1,4 @@
-// Package config holds agentbash's configuration (SPEC §4): its keys, their built-in defaults, and the
+// Package config holds agentbash's configuration (reference §4): its keys, their built-in defaults, and the
 // checks of each source on its own (a YAML file, the AGENTBASH_* variables), which turn a bad value into
 // an error that names where it came from. Layering the sources and the flags over the defaults is the
 // CLI's job (cmd/config.go, with viper).
@@ -22,18 +22,18 @@ import (
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Config is every key of SPEC §4. The mapstructure tags are the keys, camelCase; a new field (with its
+// Config is every key of reference §4. The mapstructure tags are the keys, camelCase; a new field (with its
 // default in [Default]) is a new key, with its AGENTBASH_* variable, for the file, the environment and viper.
 type Config struct {
-	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (SPEC §3.5).
+	// Timeout is the default wall-clock limit of a command, seconds; clamped to [1, 3600] (reference §3.5).
 	Timeout float64 `mapstructure:"timeout"`
-	// MaxBytes is the in-memory output window, bytes (SPEC §3.8).
+	// MaxBytes is the in-memory output window, bytes (reference §3.8).
 	MaxBytes int `mapstructure:"maxBytes"`
-	// Format is json, text or auto (SPEC §3.10).
+	// Format is json, text or auto (reference §3.10).
 	Format string `mapstructure:"format"`
-	// KillGrace is the time between SIGTERM and SIGKILL, seconds (SPEC §3.7).
+	// KillGrace is the time between SIGTERM and SIGKILL, seconds (reference §3.7).
 	KillGrace float64 `mapstructure:"killGrace"`
-	// Session names the session commands run in, "" for none (SPEC §7.1).
+	// Session names the session commands run in, "" for none (reference §7.1).
 	Session string `mapstructure:"session"`
 	// Target is where commands run: "local" (this machine) or a target URI (ssh://…, docker://…, podman://…,
 	// kubectl://…, cmd://…; reference §15). "" is local too.
@@ -63,7 +63,7 @@ type MCP struct {
 	MaxBytes int `mapstructure:"maxBytes"`
 }
 
-// Shell configures the shell that runs commands (SPEC §3.7).
+// Shell configures the shell that runs commands (reference §3.7).
 type Shell struct {
 	// Path is the shell; "" means bash from PATH, else /bin/sh.
 	Path string `mapstructure:"path"`
@@ -79,7 +79,7 @@ type Shell struct {
 	Env map[string]string `mapstructure:"env"`
 }
 
-// Tasks configures background tasks (SPEC §8).
+// Tasks configures background tasks (reference §8).
 type Tasks struct {
 	// Dir holds the task records; "" is $XDG_STATE_HOME/agentbash/tasks.
 	Dir string `mapstructure:"dir"`
@@ -87,7 +87,7 @@ type Tasks struct {
 	MaxLifetime float64 `mapstructure:"maxLifetime"`
 }
 
-// Artifacts configures where full outputs are kept (SPEC §3.6).
+// Artifacts configures where full outputs are kept (reference §3.6).
 type Artifacts struct {
 	// Dir is the artifact directory; "" means $XDG_STATE_HOME/agentbash/artifacts.
 	Dir string `mapstructure:"dir"`
@@ -95,7 +95,7 @@ type Artifacts struct {
 	MaxBytes int64 `mapstructure:"maxBytes"`
 }
 
-// Interceptor configures the guard of SPEC §3.3.
+// Interceptor configures the guard of reference §3.3.
 type Interceptor struct {
 	Enabled      bool             `mapstructure:"enabled"`
 	Tools        []string         `mapstructure:"tools"`
@@ -103,19 +103,19 @@ type Interceptor struct {
 	Rules        []intercept.Rule `mapstructure:"rules"`
 }
 
-// Result configures result shaping (SPEC §3.9).
+// Result configures result shaping (reference §3.9).
 type Result struct {
 	// NonZeroExit is "error" (a non-zero exit is an error result) or "report" (plain data).
 	NonZeroExit string `mapstructure:"nonZeroExit"`
 }
 
-// Limits and defaults (SPEC §3.5, §3.6, §3.7, §3.8).
+// Limits and defaults (reference §3.5, §3.6, §3.7, §3.8).
 const (
 	DefaultTimeout          = request.DefaultTimeout
 	DefaultMaxBytes         = sink.DefaultMaxBytes
 	DefaultKillGrace        = 3.0
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
-	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (SPEC §8)
+	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (reference §8)
 	DefaultMCPMaxBytes      = 20480   // mcp.maxBytes (README "MCP server")
 	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
 	MaxWindowBytes = 64 << 20
@@ -227,7 +227,7 @@ func (c Config) TaskDir() string {
 	return filepath.Join(xdg.StateHome, "agentbash", "tasks")
 }
 
-// ExpandHome expands a leading `~` or `~/` to the home directory ([run.ExpandHome], SPEC §3.4). With no
+// ExpandHome expands a leading `~` or `~/` to the home directory ([run.ExpandHome], reference §3.4). With no
 // home directory known ($HOME unset) the path is kept as written: a config path is not a working
 // directory, and whatever then fails to open it says which path it was.
 func ExpandHome(p string) string {
@@ -238,7 +238,7 @@ func ExpandHome(p string) string {
 	return p
 }
 
-// SessionDir is where sessions keep their state: $XDG_STATE_HOME/agentbash/sessions (SPEC §7.1).
+// SessionDir is where sessions keep their state: $XDG_STATE_HOME/agentbash/sessions (reference §7.1).
 func SessionDir() string {
 	return filepath.Join(xdg.StateHome, "agentbash", "sessions")
 }

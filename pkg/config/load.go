@@ -20,7 +20,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// Where a setting came from (SPEC §2: flag > environment > file > default).
+// Where a setting came from (reference §2: flag > environment > file > default).
 type SourceKind int
 
 const (
@@ -36,7 +36,7 @@ type Source struct {
 	Name string
 }
 
-// ValueError is a bad setting (SPEC §4). Its text names where the value came from and says in words what
+// ValueError is a bad setting (reference §4). Its text names where the value came from and says in words what
 // was expected: `/home/u/.config/agentbash/config.yaml: timeout: want a number of seconds, got "abc"`,
 // `AGENTBASH_TIMEOUT: want a number of seconds, got "abc"`, `--timeout: …`. A FromFlag error is a usage
 // error for the CLI; the others are config errors.
@@ -61,7 +61,7 @@ func (e *ValueError) Error() string {
 	return e.Key + ": " + e.Msg
 }
 
-// EnvPrefix starts the environment variable of every key (SPEC §2).
+// EnvPrefix starts the environment variable of every key (reference §2).
 const EnvPrefix = "AGENTBASH_"
 
 // notKeys are agentbash's own variables that are no key, so they are not warned about. (AGENTBASH, which
@@ -166,7 +166,7 @@ func ReadFile(path string) (*File, error) {
 	return f, nil
 }
 
-// Settings is the file's settings, checked on their own (SPEC §4): a nested map laid out as the file is
+// Settings is the file's settings, checked on their own (reference §4): a nested map laid out as the file is
 // (section → key → value) holding the keys the file sets, each value of its key's type: float64, int,
 // int64, bool, string, []string, []intercept.Rule, map[string]string. A null value sets nothing. The
 // error joins one *ValueError per bad setting, each naming the file and the key.

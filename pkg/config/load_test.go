@@ -206,7 +206,7 @@ func TestUnknownVariables(t *testing.T) {
 		{"AGENTBASH_NONZEROEXIT", "AGENTBASH_NONZEROEXIT: no such setting; did you mean AGENTBASH_RESULT_NONZEROEXIT?"},
 		{"agentbash_timeout", ""}, // not ours: the prefix is upper case
 		{"AGENTBASH_XYZZY", "AGENTBASH_XYZZY: no such setting"},
-		{"AGENTBASH_SESSION", ""}, // a key (§7.1)
+		{"AGENTBASH_SESSION", ""}, // a key (reference §7.1)
 		{"AGENTBASH_SESSIONS", "AGENTBASH_SESSIONS: no such setting; did you mean AGENTBASH_SESSION?"},
 		{"AGENTBASH_CONFIG", ""},
 		{"AGENTBASH", ""},

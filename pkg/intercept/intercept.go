@@ -1,5 +1,5 @@
 // Package intercept blocks shell commands for which the calling agent has a dedicated tool, by matching
-// JavaScript-syntax regular expressions against each simple command of the parsed script (SPEC §3.3).
+// JavaScript-syntax regular expressions against each simple command of the parsed script (reference §3.3).
 //
 // A pattern is tried on two texts of each simple command, for built-in and custom rules alike: as written,
 // and unwrapped — leading wrappers that
@@ -50,7 +50,7 @@ type Rule struct {
 }
 
 // Block says why a command was blocked: the suggested tool, the rule's message and its pattern source
-// (`details.blocked` of SPEC §3.3).
+// (`details.blocked` of reference §3.3).
 type Block struct{ Tool, Message, Pattern string }
 
 // Match is one simple command of a script with the rule that fires on it, as `agentbash rules test` shows.
@@ -128,7 +128,7 @@ func (i *Interceptor) Active(tool string) bool { return i.tools[tool] }
 
 // Check reports whether command is blocked, and by which rule; nil means it may run. Rules are tried in
 // order (custom first) and the first active rule that matches any simple command of the script wins. A
-// command that does not parse as Bash is never blocked (SPEC §3.3).
+// command that does not parse as Bash is never blocked (reference §3.3).
 func (i *Interceptor) Check(command string) *Block {
 	w, ok := walk(command)
 	if !ok {

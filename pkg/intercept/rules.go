@@ -70,7 +70,7 @@ func pattern(p string) string {
 	}
 }
 
-// Built-in messages, in the style of pi's interceptor (research/pi-bash-tool.md §2.1).
+// Built-in messages, in the style of pi's interceptor.
 const (
 	msgRead  = "Use the `read` tool instead of cat/head/tail. It provides better context and handles binary files."
 	msgGrep  = "Use the `grep` tool instead of grep/rg. It respects .gitignore and provides structured output."
@@ -145,7 +145,7 @@ func builtinRules() []Rule {
 	}
 }
 
-// DefaultRules returns the built-in rules of SPEC §3.3, in the order they are tried: readers (`read`),
+// DefaultRules returns the built-in rules of reference §3.3, in the order they are tried: readers (`read`),
 // search (`grep`), finders (`find`), in-place editors (`edit`), writes by redirection (`write`). Each
 // reader/search rule fires only when the command names a file or path operand (or, for `grep -r`, `rg`,
 // `ag`, `ack`, searches a directory) and never on a later pipeline stage, which reads its stdin.

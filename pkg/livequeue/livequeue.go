@@ -11,7 +11,7 @@ import (
 )
 
 // Writer passes writes to an underlying writer from its own goroutine, so a slow terminal or client never
-// slows the reading of the command's output pipe (which would let the bounded drain of SPEC §3.7 cut the
+// slows the reading of the command's output pipe (which would let the bounded drain of reference §3.7 cut the
 // stream). At most max bytes wait in its queue; past that, the oldest queued lines are dropped — the newest
 // output matters most — and a marker in the live view says how many bytes it skipped ([SkippedText]); an
 // underlying writer that is a [Counted] is told the skip instead, with the counts given to WriteCounted.

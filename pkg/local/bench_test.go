@@ -16,7 +16,7 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 }
 
-// BenchmarkRunTrueSession is BenchmarkRunTrue in a session (SPEC §7.1): the lock, the prelude, the
+// BenchmarkRunTrueSession is BenchmarkRunTrue in a session (reference §7.1): the lock, the prelude, the
 // state restored and dumped, the commit. The difference is what a session costs per command.
 func BenchmarkRunTrueSession(b *testing.B) {
 	r := newRunner(testConfig{Timeout: 30, KillGrace: 1, ArtifactDir: b.TempDir(), SessionDir: b.TempDir()})

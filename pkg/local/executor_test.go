@@ -158,7 +158,7 @@ func TestExecutorSeamCancel(t *testing.T) {
 // Two runs through one Runner at once, each with its own supervisor: one times out leaving setsid and
 // double-fork escapees, the other sleeps across that timeout and exits 7. Each waits until the other has
 // started (so runs that were serialized would fail), the timeout's kill sweep never touches the other's
-// processes, and each gets its own status (SPEC §11).
+// processes, and each gets its own status (reference §11).
 func TestConcurrentRunsAreSupervisedApart(t *testing.T) {
 	c := config(t)
 	r := newRunner(c)

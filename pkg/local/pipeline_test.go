@@ -22,7 +22,7 @@ func runOne(c testConfig, command string) result.Result {
 	return newRunner(c).Run(context.Background(), Request{Command: command}, nil)
 }
 
-// TestShownOutputMatchesBash is the property of SPEC §3.2: for every pipeline of the corpus, the output
+// TestShownOutputMatchesBash is the property of reference §3.2: for every pipeline of the corpus, the output
 // agentbash shows (after pulling out head/tail and applying them to the whole stream) equals what
 // `bash -c` prints for the original command.
 func TestShownOutputMatchesBash(t *testing.T) {
@@ -60,7 +60,7 @@ func TestShownOutputMatchesBash(t *testing.T) {
 }
 
 // TestArtifactPath: whenever a result names an artifact, details.artifactPath is its file's absolute
-// path, even for a relative artifact directory (SPEC §3.6); without an artifact there is no path.
+// path, even for a relative artifact directory (reference §3.6); without an artifact there is no path.
 func TestArtifactPath(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for _, tc := range []struct {

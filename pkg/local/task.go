@@ -112,7 +112,7 @@ type taskProcess interface {
 
 // startTask prepares req, records the task and starts its supervisor: detached, or (attached) in the
 // foreground until the returned process is detached, with ctx's cancel reaching it. A task in a session
-// starts from the session's state and holds its lock only until it runs (SPEC §8: it never writes the
+// starts from the session's state and holds its lock only until it runs (reference §8: it never writes the
 // session back, so a task ending days later cannot rewind it).
 func (r *Executor) startTask(ctx context.Context, req request.Command, attached bool) (tasks.Record, result.Result, taskProcess, bool) {
 	var p prepared

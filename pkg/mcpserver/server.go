@@ -1,4 +1,4 @@
-// Package mcpserver is agentbash's Model Context Protocol server (SPEC §9): the tools bash, bash_output,
+// Package mcpserver is agentbash's Model Context Protocol server (reference §9): the tools bash, bash_output,
 // bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). Each call runs through the same pipeline and task store as the
 // command line, so a result is the one `agentbash run` prints: content the model-visible text,
@@ -6,7 +6,7 @@
 // declared output schema, isError as the result says. The server checks the arguments itself, so a broken
 // one gets a sentence naming it (args.go).
 //
-// Every call is supervised on its own (SPEC §11) and handled concurrently with the others: a running bash
+// Every call is supervised on its own (reference §11) and handled concurrently with the others: a running bash
 // never holds up bash_output, bash_kill, bash_tasks or a background start. A call the client cancels
 // (notifications/cancelled) or whose connection ends has its process tree killed, and gets no response.
 package mcpserver
@@ -43,7 +43,7 @@ type Options struct {
 	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
 	Defaults request.Command
 
-	// Session names the session (SPEC §7.1) every bash call of every connection runs in. When it is ""
+	// Session names the session (reference §7.1) every bash call of every connection runs in. When it is ""
 	// and NoSession is false, each connection gets a session of its own, with a generated name, that
 	// EndSession is given before Serve returns: once the connection ended and its calls returned, or,
 	// when ExitGrace passed first, with calls still ending (it must then remove the session all the same:
@@ -56,7 +56,7 @@ type Options struct {
 	Logger  *slog.Logger // the SDK's log; nil discards it. Never stdout: stdout is the protocol's.
 	// ExitGrace bounds how long Serve waits, once the client's input ended (EOF), for the calls still
 	// running to return: they are cancelled at once, and a process that exits then leaves their trees to
-	// their supervisors, which kill them as their client is gone (SPEC §11). 0 waits for them all.
+	// their supervisors, which kill them as their client is gone (reference §11). 0 waits for them all.
 	ExitGrace time.Duration
 }
 
@@ -166,7 +166,7 @@ func (o Options) logf(format string, args ...any) {
 }
 
 // SessionName generates the name of a connection's own session: "mcp-", this process's pid, "-" and 12
-// random hex digits, a valid session name (SPEC §7.1) that no other connection gets. The pid lets a later
+// random hex digits, a valid session name (reference §7.1) that no other connection gets. The pid lets a later
 // server find the sessions of a server that was killed before it could remove them
 // ([RemoveOrphanSessions]).
 func SessionName() string {

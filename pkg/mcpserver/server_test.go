@@ -495,7 +495,7 @@ func TestDisconnectKillsTheTree(t *testing.T) {
 	}
 }
 
-// A client gone kills its calls' trees with the grace of SPEC §11 (SIGKILL 0.5 s after SIGTERM), not
+// A client gone kills its calls' trees with the grace of reference §11 (SIGKILL 0.5 s after SIGTERM), not
 // the configured one: a tree that ignores SIGTERM goes long before the minute the config gives it, and
 // the connection's session is removed once the call returned.
 func TestDisconnectUsesTheClientGoneGrace(t *testing.T) {

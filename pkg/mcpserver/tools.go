@@ -28,7 +28,7 @@ type BashArgs struct {
 	Timeout *float64 `json:"timeout,omitempty" jsonschema:"seconds before the command and everything it started are killed (1 to 3600; values outside are clamped; default the server's, see the tool's description). For run_in_background: the task's own limit (default none)"`
 	Head    *int     `json:"head,omitempty" jsonschema:"show only the first N lines of the output (the full output is kept in the artifact file)"`
 	Tail    *int     `json:"tail,omitempty" jsonschema:"show only the last N lines of the output (the full output is kept in the artifact file)"`
-	// RunInBackground starts the command as a task (SPEC §8).
+	// RunInBackground starts the command as a task (reference §8).
 	RunInBackground bool `json:"run_in_background,omitempty" jsonschema:"start the command as a background task and return at once with its task id: for dev servers, watchers and anything that does not end by itself"`
 	// YieldSeconds runs in the foreground for up to that long, then hands a command still running over
 	// to a task (run --yield).

@@ -23,7 +23,7 @@ import (
 // transport wraps the connection of another transport so that a request the client cancelled gets no
 // response (the MCP spec: a receiver of notifications/cancelled should not answer the request; the SDK
 // would send the handler's result anyway), so that Serve learns when the client's input ended, and so
-// that the calls still running then are killed as their client is gone (SPEC §11: SIGKILL
+// that the calls still running then are killed as their client is gone (reference §11: SIGKILL
 // [supervisor.ClientGoneGrace] after SIGTERM, not the configured grace).
 type transport struct {
 	inner     mcp.Transport
@@ -149,7 +149,7 @@ func (c *connection) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// MaxLineBytes is the longest request line the stdio transport takes (as rpc, SPEC §7.2): a longer one is
+// MaxLineBytes is the longest request line the stdio transport takes (as rpc, reference §7.2): a longer one is
 // read to its end and answered with an error (its id found at either end of the line, as clients write
 // it), and the server reads on instead of ending the connection.
 const MaxLineBytes = 16 << 20
@@ -213,7 +213,7 @@ func (g *lineGuard) Close() error {
 }
 
 // next reads the next line that is a message the SDK can take (with its newline): a line too long, one
-// that is not JSON or not a JSON-RPC 2.0 message is answered with an error instead (SPEC §9: the server
+// that is not JSON or not a JSON-RPC 2.0 message is answered with an error instead (reference §9: the server
 // goes on), a blank line skipped. The SDK would end the connection at any of them.
 func (g *lineGuard) next() ([]byte, error) {
 	for {

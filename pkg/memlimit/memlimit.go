@@ -1,4 +1,4 @@
-// Package memlimit keeps a long-lived agentbash process (rpc, mcp) small (SPEC §12: peak RSS ≤ 16 MiB
+// Package memlimit keeps a long-lived agentbash process (rpc, mcp) small (reference §12: peak RSS ≤ 16 MiB
 // after 1000 commands): a soft limit on the Go heap, and the executable's pages that start-up mapped
 // handed back.
 package memlimit

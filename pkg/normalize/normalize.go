@@ -1,5 +1,5 @@
 // Package normalize pulls a trailing `| head`/`| tail` line limit out of a shell command into a structured
-// limit (SPEC §3.2).
+// limit (reference §3.2).
 //
 // The command is parsed with mvdan.cc/sh/v3/syntax as Bash; nothing is done with regular expressions over the
 // text. The limit stage is removed by splicing its bytes out of the original text, so heredoc bodies,
@@ -26,7 +26,7 @@ type Normalized struct {
 
 // Normalize trims the outer whitespace of command and, when its final pipeline ends in a `head` or `tail`
 // stage whose only argument is a line count, removes that stage and returns the count as Head or Tail
-// (SPEC §3.2).
+// (reference §3.2).
 //
 // A limit is extracted only when the whole script is one statement that is either a pipeline or an `&&`
 // chain whose last element is a pipeline (`cd dir && make 2>&1 | tail -30`). The stage must be the literal,

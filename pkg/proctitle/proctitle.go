@@ -1,6 +1,6 @@
 // Package proctitle rewrites the process's own command line, the text that /proc/PID/cmdline, ps and
 // `pgrep -f` read, so that agentbash's arguments (the command it runs) do not show there: a command's
-// `pkill -f WORD` on a word of its own text must not hit agentbash (SPEC §3.7).
+// `pkill -f WORD` on a word of its own text must not hit agentbash (reference §3.7).
 //
 // The kernel reads the command line from the memory that held the original arguments; [Set] overwrites
 // that memory in place, as setproctitle(3) does. It can only shorten the command line.

@@ -1,4 +1,4 @@
-// Package result shapes the outcome of one `agentbash run` into the tool result of SPEC §3.9–3.10 (the
+// Package result shapes the outcome of one `agentbash run` into the tool result of reference §3.9–3.10 (the
 // model-visible text, isError and details). The process exit status of §3.11 is the CLI's to derive,
 // from details.status.
 package result
@@ -20,7 +20,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// Status values of details.status (SPEC §3.10). Status is the field to switch on.
+// Status values of details.status (reference §3.10). Status is the field to switch on.
 const (
 	StatusExited    = "exited"    // ran to the end, any exit code
 	StatusSignaled  = "signaled"  // the shell died of a signal agentbash did not send
@@ -28,7 +28,7 @@ const (
 	StatusCancelled = "cancelled" // agentbash itself got SIGINT/SIGTERM/SIGHUP
 	StatusBlocked   = "blocked"   // an interceptor rule fired; nothing ran
 	StatusError     = "error"     // could not run: bad cwd, no shell, bad config
-	StatusRunning   = "running"   // a task (SPEC §8): started, yielded, or still going at a read
+	StatusRunning   = "running"   // a task (reference §8): started, yielded, or still going at a read
 	StatusKilled    = "killed"    // a task ended by `kill` or tasks.maxLifetime
 )
 
@@ -38,7 +38,7 @@ const (
 	NonZeroReport = "report" // a non-zero exit is plain data
 )
 
-// Result is the tool result, MCP CallToolResult-compatible (SPEC §3.10).
+// Result is the tool result, MCP CallToolResult-compatible (reference §3.10).
 type Result struct {
 	Content []Content `json:"content"`
 	IsError bool      `json:"isError"`
@@ -51,9 +51,9 @@ type Result struct {
 	// Streamed is set when the output was already written live to a terminal.
 	Streamed bool `json:"-"`
 	// CancelSignal is the signal that cancelled agentbash (SIGINT), 0 when the run was not cancelled or
-	// the cause is unknown: the terminal footer names it, the CLI's exit status is 128 + it (SPEC §3.11).
+	// the cause is unknown: the terminal footer names it, the CLI's exit status is 128 + it (reference §3.11).
 	CancelSignal syscall.Signal `json:"-"`
-	// KillSignal is the signal that ended a killed task (status killed: `kill` or tasks.maxLifetime, SPEC
+	// KillSignal is the signal that ended a killed task (status killed: `kill` or tasks.maxLifetime, reference
 	// §8), 0 otherwise: the CLI's exit status is 128 + it.
 	KillSignal syscall.Signal `json:"-"`
 }
@@ -64,7 +64,7 @@ type Content struct {
 	Text string `json:"text"`
 }
 
-// Details is the structured part of the result. Keys match SPEC §3.10; optional ones are omitted when
+// Details is the structured part of the result. Keys match reference §3.10; optional ones are omitted when
 // they do not apply.
 type Details struct {
 	Status string `json:"status"`
@@ -84,13 +84,13 @@ type Details struct {
 	Head              *int            `json:"head,omitempty"`
 	Tail              *int            `json:"tail,omitempty"`
 	ArtifactID        string          `json:"artifactId,omitempty"`
-	ArtifactPath      string          `json:"artifactPath,omitempty"` // absolute; set whenever ArtifactID is (SPEC §3.6)
+	ArtifactPath      string          `json:"artifactPath,omitempty"` // absolute; set whenever ArtifactID is (reference §3.6)
 	ProducerStatus    *ProducerStatus `json:"producerStatus,omitempty"`
 	Meta              *Meta           `json:"meta,omitempty"`
 	Blocked           *Blocked        `json:"blocked,omitempty"`
 	LeftoverPids      []int           `json:"leftoverPids,omitempty"`
 	Warnings          []string        `json:"warnings,omitempty"`
-	// Background tasks (SPEC §8): the task's id (decimal digits), the shell's and the supervisor's pids,
+	// Background tasks (reference §8): the task's id (decimal digits), the shell's and the supervisor's pids,
 	// RFC 3339 times, a read's loss (raw artifact bytes skipped since the reader's last read), whether
 	// `kill` killed it, and why a task could not run or was lost.
 	TaskID        string `json:"taskId,omitempty"`
@@ -104,7 +104,7 @@ type Details struct {
 	// LeftoverKilled (kill): how many processes the kill ended that the task's shell had left running.
 	LeftoverKilled int    `json:"leftoverKilled,omitempty"`
 	Error          string `json:"error,omitempty"`
-	// Sessions (SPEC §7.1): the session the command ran in, and where it ended when its state was kept
+	// Sessions (reference §7.1): the session the command ran in, and where it ended when its state was kept
 	// (the next command's cwd).
 	Session  string `json:"session,omitempty"`
 	FinalCwd string `json:"finalCwd,omitempty"`
@@ -114,7 +114,7 @@ type Details struct {
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head
-// limit (SPEC §3.2): the run then counts as exited with code 0, as `cmd | head` would.
+// limit (reference §3.2): the run then counts as exited with code 0, as `cmd | head` would.
 type ProducerStatus struct {
 	ExitCode *int   `json:"exitCode"`
 	Signal   string `json:"signal,omitempty"`
@@ -125,13 +125,13 @@ type Meta struct {
 	Truncation Truncation `json:"truncation"`
 }
 
-// Truncation says what was cut and where the whole output is (SPEC §3.10).
+// Truncation says what was cut and where the whole output is (reference §3.10).
 type Truncation struct {
 	Direction   string `json:"direction"`
 	TruncatedBy string `json:"truncatedBy"`
 	// Complete: the stream was read to its end, so the totals are exact. False when agentbash stopped
 	// reading first (it closed the pipe after a head limit, or a leftover process still held it after
-	// the drain): the totals are then lower bounds and the artifact holds what was read (SPEC §3.2).
+	// the drain): the totals are then lower bounds and the artifact holds what was read (reference §3.2).
 	Complete       bool   `json:"complete"`
 	TotalLines     int64  `json:"totalLines"`
 	TotalBytes     int64  `json:"totalBytes"`
@@ -152,7 +152,7 @@ type Range struct {
 	End   int64 `json:"end"`
 }
 
-// Blocked is the interceptor's verdict, structured (SPEC §3.3).
+// Blocked is the interceptor's verdict, structured (reference §3.3).
 type Blocked struct {
 	Tool    string `json:"tool"`
 	Message string `json:"message"`
@@ -181,12 +181,12 @@ type Input struct {
 	ArtifactPath      string // the absolute path of Summary.ArtifactID's file
 	// Killed, for a task ended by `kill` or tasks.maxLifetime (a cancel or timeout outcome), is the first
 	// line of the text instead of the cancel's or timeout's; the status is killed, and KillSignal (the
-	// signal that ended it) is the Result's (SPEC §8).
+	// signal that ended it) is the Result's (reference §8).
 	Killed     string
 	KillSignal syscall.Signal
 }
 
-// Build shapes in into a Result: the text of SPEC §3.9 (first line for a timeout or cancel, the output or
+// Build shapes in into a Result: the text of reference §3.9 (first line for a timeout or cancel, the output or
 // "(no output)", the status line, the truncation notice), isError and details (§3.10).
 func Build(in Input) Result {
 	d := Details{
@@ -265,7 +265,7 @@ func fromOutcome(in Input, d *Details) Result {
 		first = texts.Cancelled
 		r.IsError, r.CancelSignal = true, in.CancelSignal
 	case o.OutputClosed && s.HeadLimitReached:
-		// Closed early for a head limit: counts as `cmd | head` would (SPEC §3.2).
+		// Closed early for a head limit: counts as `cmd | head` would (reference §3.2).
 		d.Status = StatusExited
 		d.ProducerStatus = &ProducerStatus{ExitCode: d.ExitCode, Signal: o.Signal}
 		d.ExitCode, d.Signal = new(0), ""
@@ -285,7 +285,7 @@ func fromOutcome(in Input, d *Details) Result {
 		}
 	}
 
-	complete := !o.OutputIncomplete && !s.Stopped // read to its end: the totals are exact (SPEC §3.2)
+	complete := !o.OutputIncomplete && !s.Stopped // read to its end: the totals are exact (reference §3.2)
 	body := strings.TrimSuffix(s.Text, "\n")
 	if s.Binary && !complete {
 		body = sink.BinaryText(s.TotalBytes, false)
@@ -324,14 +324,14 @@ func fromOutcome(in Input, d *Details) Result {
 	return r
 }
 
-// LineCut describes a view that is part of one line (the byte budget cut inside it, SPEC §3.9), for the
+// LineCut describes a view that is part of one line (the byte budget cut inside it, reference §3.9), for the
 // in-line notice; the zero value: the view is whole lines.
 type LineCut struct {
 	Bytes int64 // the line's size in bytes, its newline included
 	Open  bool  // the line had not ended where reading stopped: if the stream is incomplete, Bytes is a lower bound
 }
 
-// Notice is the truncation notice of SPEC §3.9, brackets included, e.g.
+// Notice is the truncation notice of reference §3.9, brackets included, e.g.
 // `[Showing lines 91467-100000 of 100000 (50.0KB limit). Full: artifact://3]`. When the stream is not
 // complete the totals are lower bounds and the artifact holds what was read:
 // `[Showing lines 1-5 of at least 4194309. Partial: artifact://3]`. When the view is part of one line
@@ -404,7 +404,7 @@ func (r Result) Text() string {
 	return r.Output + "\n\n" + strings.Join(r.Footer, "\n\n")
 }
 
-// FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (SPEC §3.5); values too small or too
+// FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (reference §3.5); values too small or too
 // large for a short decimal use an exponent (1e-320).
 func FormatSeconds(s float64) string {
 	if a := math.Abs(s); a != 0 && (a < 1e-6 || a >= 1e21) {
@@ -413,7 +413,7 @@ func FormatSeconds(s float64) string {
 	return strconv.FormatFloat(s, 'f', -1, 64)
 }
 
-// WriteJSON writes r as one compact JSON object on one line, without HTML escaping (SPEC §3.10).
+// WriteJSON writes r as one compact JSON object on one line, without HTML escaping (reference §3.10).
 func (r Result) WriteJSON(w io.Writer) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

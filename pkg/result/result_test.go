@@ -96,7 +96,7 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-// The notice of SPEC §3.9, verbatim, for each kind of cut: whole lines, an empty range, a cut inside one
+// The notice of reference §3.9, verbatim, for each kind of cut: whole lines, an empty range, a cut inside one
 // line, and a stream that was not read to its end (lower bounds, a partial artifact).
 func TestNotice(t *testing.T) {
 	lines := func(start, end, total int64, by string, complete bool) Truncation {

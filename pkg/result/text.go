@@ -9,7 +9,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// WriteText writes the model-visible text and a newline: what JSON's content holds (SPEC §3.10). With
+// WriteText writes the model-visible text and a newline: what JSON's content holds (reference §3.10). With
 // preview > 0 only the last preview lines of the output are shown, after a line saying how many were hidden.
 func WriteText(w io.Writer, r Result, preview int) error {
 	text := r.Text()
@@ -26,7 +26,7 @@ func WriteText(w io.Writer, r Result, preview int) error {
 func (r Result) Preview(n int) string {
 	first, out := "", r.Output
 	if r.Details.TimedOut || r.Details.Cancelled {
-		// The first line says so (SPEC §3.9); it stays above the preview.
+		// The first line says so (reference §3.9); it stays above the preview.
 		if f, rest, ok := strings.Cut(out, "\n"); ok {
 			first, out = f+"\n", rest
 		}

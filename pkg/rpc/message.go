@@ -18,12 +18,12 @@ import (
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
 
-// Request types (the "type" of a request line, SPEC §7.2).
+// Request types (the "type" of a request line, reference §7.2).
 const (
 	TypeBash  = "bash"
 	TypeAbort = "abort_bash"
 	TypeStart = "start"
-	// TypeOutput, TypeKill, TypeWait and TypeTasks are the task commands of SPEC §8.
+	// TypeOutput, TypeKill, TypeWait and TypeTasks are the task commands of reference §8.
 	TypeOutput = "output"
 	TypeKill   = "kill"
 	TypeWait   = "wait"
@@ -49,7 +49,7 @@ const (
 	TypeTaskDone = "task_done"
 )
 
-// MaxLine is the longest request line read, bytes without its newline (SPEC §7.2): a longer one is an
+// MaxLine is the longest request line read, bytes without its newline (reference §7.2): a longer one is an
 // error response, not a crash.
 const MaxLine = 16 << 20
 
@@ -314,7 +314,7 @@ var wants = map[string]string{
 	"request":     "the id of the request to abort",
 }
 
-// Decode parses one request line (SPEC §7.2): a JSON object whose "type" names the request and whose
+// Decode parses one request line (reference §7.2): a JSON object whose "type" names the request and whose
 // other keys are exactly that type's fields. Its id, any JSON value, is kept in canonical form. A bash or
 // start request starts from defaults (the server's run flags): a field it gives replaces the default.
 // The error is a *DecodeError, with the id when the line had one.
@@ -536,7 +536,7 @@ func seconds(name string, s float64) error {
 }
 
 // Canonical is raw in canonical form: compact, object keys sorted, strings re-escaped, numbers as
-// written (1 and 1.0 stay different ids). Two ids are equal as JSON (SPEC §7.2) when their canonical forms
+// written (1 and 1.0 stay different ids). Two ids are equal as JSON (reference §7.2) when their canonical forms
 // are equal bytes. Invalid JSON is returned compacted as far as it goes (it cannot come from Decode).
 func Canonical(raw json.RawMessage) json.RawMessage {
 	d := json.NewDecoder(bytes.NewReader(raw))

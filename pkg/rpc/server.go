@@ -39,7 +39,7 @@ type inputClosed struct{}
 func (inputClosed) Error() string            { return "the client closed its input" }
 func (inputClosed) KillGrace() time.Duration { return supervisor.ClientGoneGrace }
 
-// Intervals of the server (SPEC §7.2: at most 10 updates a second).
+// Intervals of the server (reference §7.2: at most 10 updates a second).
 const (
 	UpdateInterval = 100 * time.Millisecond // least time between two updates of one request
 	WatchInterval  = 100 * time.Millisecond // how often the records of this server's tasks are read
@@ -133,7 +133,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	return nil
 }
 
-// read reads request lines and dispatches each (SPEC §7.2): empty lines are skipped, a line over MaxLine
+// read reads request lines and dispatches each (reference §7.2): empty lines are skipped, a line over MaxLine
 // is read to its newline without being kept and answered with an error.
 func (l *loop) read(in io.Reader) error {
 	br := bufio.NewReaderSize(in, 64<<10)
@@ -205,7 +205,7 @@ func (l *loop) dispatch(line []byte) {
 	c.ctx, c.cancel = context.WithCancelCause(l.base)
 	l.wg.Add(1)
 	if m.Bash != nil && m.Bash.Session != "" {
-		// Requests of one session run in arrival order (SPEC §7.2), one at a time; queued ones can be
+		// Requests of one session run in arrival order (reference §7.2), one at a time; queued ones can be
 		// aborted without running.
 		q := l.queues[m.Bash.Session]
 		if q == nil {
@@ -274,7 +274,7 @@ func (l *loop) serve(c *call) {
 }
 
 // abort cancels the requests whose id is target (every one when target is nil) that are running or
-// queued (SPEC §7.2). Its response comes first; then the queued ones are answered cancelled without
+// queued (reference §7.2). Its response comes first; then the queued ones are answered cancelled without
 // running, and the running ones are cancelled (their own responses follow as they end).
 func (l *loop) abort(id, target json.RawMessage) {
 	l.mu.Lock()

@@ -16,7 +16,7 @@ import (
 // ErrNoHome is the error of [ExpandHome] for a path that starts with `~` when no home directory is known.
 var ErrNoHome = errors.New("cannot expand ~: no home directory ($HOME is not set)")
 
-// ExpandHome expands a leading `~` or `~/` of path to home (SPEC §3.4): `~` is home, `~/x` is home/x
+// ExpandHome expands a leading `~` or `~/` of path to home (reference §3.4): `~` is home, `~/x` is home/x
 // (cleaned). Any other path (`~user`, `a/~`, "") is returned as it is. With home "" a path that starts with
 // `~` is returned as written, with [ErrNoHome]: [ResolveDir] reports it as the working directory's error,
 // config keeps the path as written (config.ExpandHome).
@@ -32,7 +32,7 @@ func ExpandHome(path, home string) (string, error) {
 
 // ResolveDir turns the requested working directory into the absolute path the command runs in: "" is
 // the current directory; `~` and `~/` expand to home; a relative path resolves against the current
-// directory; the result is cleaned, not symlink-resolved (SPEC §3.4). It fails with the exact texts of
+// directory; the result is cleaned, not symlink-resolved (reference §3.4). It fails with the exact texts of
 // §3.4 when the directory does not exist or is not a directory, with [ErrNoHome] (wrapped in a
 // [DirError]) for `~` when home is "", and with the stat error otherwise.
 func ResolveDir(dir, home string) (string, error) {
@@ -73,7 +73,7 @@ func ResolveDir(dir, home string) (string, error) {
 // reached through a symlink is reported as the user sees it (what `pwd` prints), else os.Getwd.
 //
 // When the directory agentbash was started in has been removed (getcwd fails), it is still the one
-// meant: its path is $PWD (SPEC §3.4), else the path the kernel keeps for it (/proc/self/cwd, Linux), and
+// meant: its path is $PWD (reference §3.4), else the path the kernel keeps for it (/proc/self/cwd, Linux), and
 // ResolveDir then reports that it does not exist. Should that path name a directory again (removed and
 // made anew, or a stale $PWD), it is not the one agentbash is in: an error, never a run there. The error
 // has the path when one is known.

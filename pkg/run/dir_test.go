@@ -42,7 +42,7 @@ func TestResolveDir(t *testing.T) {
 }
 
 // Started from a directory that was removed: the directory is $PWD, else the path the kernel keeps
-// (SPEC §3.4), and it does not exist; never a bare getwd error.
+// (reference §3.4), and it does not exist; never a bare getwd error.
 func TestResolveDirRemovedStartDir(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -6,7 +6,7 @@ import (
 )
 
 // NonInteractiveEnv are the defaults that keep pagers, editors, prompts, colour and progress bars away
-// from a command with no terminal (SPEC §3.7). They override the inherited environment; config and
+// from a command with no terminal (reference §3.7). They override the inherited environment; config and
 // --env override them.
 //
 // The aim is a class: no tool may wait for a person, whatever the user's config files or the inherited

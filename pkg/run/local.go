@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Local runs commands as local processes: `Shell -c Command` in a new session (SPEC §3.7).
+// Local runs commands as local processes: `Shell -c Command` in a new session (reference §3.7).
 type Local struct{}
 
 // reapWait bounds the wait for a shell that was sent SIGKILL; only a process stuck in the kernel can take
@@ -58,7 +58,7 @@ var prepare = sync.OnceFunc(func() {
 var reserve = sync.OnceFunc(reserveThreads)
 
 // CloseInheritedDescriptors makes sure that the processes this one starts see only the descriptors they
-// are given (0, 1 and 2 for a command, SPEC §3.7): every descriptor from 3 up that agentbash inherited
+// are given (0, 1 and 2 for a command, reference §3.7): every descriptor from 3 up that agentbash inherited
 // from its caller (a pipe the caller left open, say) is marked close-on-exec, so it is closed in every
 // child. Go opens its own descriptors close-on-exec already, so they keep working, and descriptors a
 // child is given on purpose (exec.Cmd's ExtraFiles) are set up after the mark. Call it before the first
@@ -145,10 +145,10 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	if state == nil {
 		grace, sig := spec.KillGrace, unix.SIGTERM
 		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
-			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: SPEC §11)
+			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: reference §11)
 		}
 		if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok && out.Cancelled {
-			sig = k.KillSignal() // `agentbash kill --signal` of a task (SPEC §8)
+			sig = k.KillSignal() // `agentbash kill --signal` of a task (reference §8)
 		}
 		state = terminate(pid, exited, grace, sig)
 	}
@@ -220,7 +220,7 @@ func spawnShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os
 var MaxArgBytes = 32*os.Getpagesize() - 1
 
 // Loaders: the `-c` script that runs a long command from descriptor 3, which it closes before the
-// command runs, so the command sees only 0, 1 and 2 (SPEC §3.7). The loader is one line, so the command's
+// command runs, so the command sees only 0, 1 and 2 (reference §3.7). The loader is one line, so the command's
 // lines are numbered from 1; its words are \-quoted (no alias of the user's snapshot applies) and bash's
 // go through `builtin` (no function of the snapshot replaces them), but for `exec`, whose redirections
 // would be undone after `builtin` (the snapshot leaves out functions named exec).
@@ -298,7 +298,7 @@ func startShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
 		cmd.Dir = spec.Dir
 		cmd.Env = withoutLastArg(spec.Env)
 		cmd.Stdin = stdin
-		cmd.Stdout = out // one pipe for both streams keeps their order (SPEC §3.7)
+		cmd.Stdout = out // one pipe for both streams keeps their order (reference §3.7)
 		cmd.Stderr = out
 		cmd.SysProcAttr = sysProcAttr()
 		if viaFD {

@@ -51,7 +51,7 @@ func memFile(name, data string) (*os.File, error) {
 }
 
 // becomeSubreaper makes orphaned descendants (setsid, nohup, double forks) reparent to this process
-// instead of init, so they can be found and killed (SPEC §3.7). Failure only weakens that guarantee.
+// instead of init, so they can be found and killed (reference §3.7). Failure only weakens that guarantee.
 func becomeSubreaper() {
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }

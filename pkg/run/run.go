@@ -1,6 +1,6 @@
-// Package run is the execution seam and the supervision of one command (SPEC §3.7, §11).
+// Package run is the execution seam and the supervision of one command (reference §3.7, §11).
 //
-// [Executor] is the backend seam from the executor design in the seeds: the pipeline and the result format
+// [Executor] is the backend seam of docs/architecture.md: the pipeline and the result format
 // only see [Request], [Process] and [Outcome], so sandboxed, containerized or remote backends can replace
 // the local one (pkg/supervisor, a supervisor process per run) without the pipeline changing.
 //
@@ -34,7 +34,7 @@ type Spec struct {
 	Dir string
 	// Env is the whole environment of the command, as KEY=VALUE.
 	Env []string
-	// Stdin is the command's standard input; nil means /dev/null (SPEC §3.1).
+	// Stdin is the command's standard input; nil means /dev/null (reference §3.1).
 	Stdin io.Reader
 	// Timeout is the wall-clock limit; it always applies and must be positive.
 	Timeout time.Duration
@@ -47,7 +47,7 @@ type Spec struct {
 	// LimitMet, if set, is asked after each Write to Output whether Output has met a limit (a head limit:
 	// what is shown is settled). From the first true the runner reads on for at most [LimitReadOn] more —
 	// so a finite command still ends by itself and its counts are exact — and then closes the pipe, as
-	// `head` would (SPEC §3.2). Output bounds what it takes in bytes by refusing a Write.
+	// `head` would (reference §3.2). Output bounds what it takes in bytes by refusing a Write.
 	LimitMet func() bool
 	// KeepsLeftovers says the caller keeps what the shell leaves running (a task's supervisor): they are
 	// still listed in [Outcome.LeftoverPids], without the warning a foreground run gets about them.
@@ -77,7 +77,7 @@ type Outcome struct {
 	// bounds.
 	OutputIncomplete bool
 	// LeftoverPids lists processes the command started that were still running after a normal exit.
-	// They are not killed (SPEC §3.7).
+	// They are not killed (reference §3.7).
 	LeftoverPids []int
 	// Duration is the wall-clock time from start to the end of the drain.
 	Duration time.Duration
@@ -94,7 +94,7 @@ type Outcome struct {
 type Executor interface {
 	// Resolve finds, on the backend's own target, the shell and the working directory a request names:
 	// shell "" is the target's default shell (bash, else /bin/sh), dir "" its current directory, `~`
-	// its home. The errors are *DirError (with the texts of SPEC §3.4) and ErrShellNotFound; the Target
+	// its home. The errors are *DirError (with the texts of reference §3.4) and ErrShellNotFound; the Target
 	// is filled as far as it could be resolved, for the result.
 	Resolve(shell, dir string) (Target, error)
 	// Start starts r and returns once the command really runs, or the error that kept it from starting
@@ -106,7 +106,7 @@ type Executor interface {
 // Target is where a command runs, as the backend resolved it.
 type Target struct {
 	Shell string // the shell's absolute path on the target
-	Dir   string // the absolute working directory, cleaned, not symlink-resolved (SPEC §3.4)
+	Dir   string // the absolute working directory, cleaned, not symlink-resolved (reference §3.4)
 }
 
 // Request is one command for an [Executor].
@@ -120,7 +120,7 @@ type Request struct {
 	Env []string
 	// Wrapper, when set, is an argv put before the shell (`nice -n 10 bash -c <command>`).
 	Wrapper []string
-	// Stdin is the command's standard input; nil means /dev/null (SPEC §3.1).
+	// Stdin is the command's standard input; nil means /dev/null (reference §3.1).
 	Stdin io.Reader
 	// Timeout is the wall-clock limit; it always applies and must be positive.
 	Timeout time.Duration
@@ -145,7 +145,7 @@ type LiveText struct {
 	Skipped                int64
 }
 
-// Output configures a run's sink and artifact (SPEC §3.6, §3.8).
+// Output configures a run's sink and artifact (reference §3.6, §3.8).
 type Output struct {
 	MaxBytes         int   `json:"maxBytes"`         // the shown window, bytes; 0 is the default
 	Head             int   `json:"head"`             // line limit on the whole stream, -1 for none
@@ -159,14 +159,14 @@ type Output struct {
 	Keep bool `json:"keep,omitempty"`
 }
 
-// Task makes a run a background task (SPEC §8): its supervisor is detached — it ignores the end of its
+// Task makes a run a background task (reference §8): its supervisor is detached — it ignores the end of its
 // client, runs the command to its end and records it under ID in the task store at Dir (pkg/tasks),
 // whose record the client created.
 type Task struct {
 	Dir Raw    `json:"dir"` // absolute
 	ID  string `json:"id"`
 	// Attached keeps the run in the foreground until the client detaches it (`run --yield`): until then
-	// the client's end (a Ctrl-C, a SIGKILL) kills the tree as for any run (SPEC §11).
+	// the client's end (a Ctrl-C, a SIGKILL) kills the tree as for any run (reference §11).
 	Attached bool `json:"attached,omitempty"`
 }
 
@@ -198,7 +198,7 @@ const (
 )
 
 // LimitReadOn is how long the runner goes on reading after [Spec.LimitMet] first says yes, before it
-// closes the pipe (SPEC §3.2: 250 ms): long enough for a finite command to end by itself, short enough
+// closes the pipe (reference §3.2: 250 ms): long enough for a finite command to end by itself, short enough
 // that a slow or endless producer (`yes`, a `sleep` loop) does not keep the call waiting.
 const LimitReadOn = 250 * time.Millisecond
 

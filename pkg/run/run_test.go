@@ -336,7 +336,7 @@ func runOutput(t *testing.T, command, stdin string) (string, int) {
 }
 
 // A command too long for one argument runs through the loader; it must behave as the same text given to
-// `bash -c` (SPEC §3.7). Each probe runs as written and padded past MaxArgBytes with a last comment line,
+// `bash -c` (reference §3.7). Each probe runs as written and padded past MaxArgBytes with a last comment line,
 // which changes nothing but the length.
 func TestRunLongCommandSameAsShort(t *testing.T) {
 	pad := "\n#" + strings.Repeat("p", MaxArgBytes)
@@ -421,7 +421,7 @@ func TestRunCommandWithNULIsAnError(t *testing.T) {
 	}
 }
 
-// The wrapper is an argv before the shell, so it covers the whole command, a chain included (SPEC §3.7).
+// The wrapper is an argv before the shell, so it covers the whole command, a chain included (reference §3.7).
 func TestRunWrapper(t *testing.T) {
 	base, _ := runOutput(t, "nice", "")
 	for _, tc := range []struct {
@@ -463,7 +463,7 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
-// Descriptors agentbash inherited are closed in the command; Go's own keep working (SPEC §3.7).
+// Descriptors agentbash inherited are closed in the command; Go's own keep working (reference §3.7).
 func TestInheritedDescriptorsAreClosedInTheCommand(t *testing.T) {
 	var fds [2]int
 	if err := unix.Pipe(fds[:]); err != nil { // no O_CLOEXEC: as a caller's pipe arrives

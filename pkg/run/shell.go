@@ -6,7 +6,7 @@ import (
 )
 
 // FindShell resolves the shell to run: path when set (a name is looked up in PATH), else bash from PATH,
-// else /bin/sh (SPEC §3.7). The error wraps [ErrShellNotFound].
+// else /bin/sh (reference §3.7). The error wraps [ErrShellNotFound].
 func FindShell(path string) (string, error) {
 	if path == "" {
 		if p, err := exec.LookPath("bash"); err == nil {

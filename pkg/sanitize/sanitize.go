@@ -1,4 +1,4 @@
-// Package sanitize turns a command's raw output bytes into the text the model is shown (SPEC §3.8), as a
+// Package sanitize turns a command's raw output bytes into the text the model is shown (reference §3.8), as a
 // stream with bounded memory: valid UTF-8 (U+FFFD for invalid bytes), escape sequences removed, CRLF → LF,
 // a bare CR discarding the run it overwrites, other controls removed.
 //
@@ -96,7 +96,7 @@ type Emitter interface {
 	CR(n int)
 }
 
-// State is the byte-level state machine of SPEC §3.8 (the rules in the package comment): it takes raw
+// State is the byte-level state machine of reference §3.8 (the rules in the package comment): it takes raw
 // bytes ([State.Write]) and passes the sanitized text to its [Emitter]. All state carries across Write
 // calls; nothing allocates. The zero value is not ready: call [State.Init] first. It is meant to be
 // embedded by value (it holds a MaxEscapeBytes buffer) and is not safe for concurrent use.
@@ -882,7 +882,7 @@ func (z *State) overstrike(ch []byte) {
 	}
 }
 
-// NewWriter returns a writer that sanitizes the raw bytes written to it (SPEC §3.8) and writes
+// NewWriter returns a writer that sanitizes the raw bytes written to it (reference §3.8) and writes
 // the text to w: the same text the sink shows and counts. It holds at most one run of a line
 // ([MaxOverwriteBytes]) plus a small buffer, and writes to w at the end of each Write. Close
 // flushes what is pending (an unterminated escape sequence becomes text, an incomplete character

@@ -1,4 +1,4 @@
-// Package session keeps named shell state that carries over between commands (SPEC §7.1): the working
+// Package session keeps named shell state that carries over between commands (reference §7.1): the working
 // directory, variables, functions, aliases, shell options and umask a command left when it ended by
 // itself are there for the next command of the same session, and for no other.
 //
@@ -33,7 +33,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Valid reports whether name is a session name: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}` (SPEC §7.1), so no
+// Valid reports whether name is a session name: `[A-Za-z0-9][A-Za-z0-9._-]{0,63}` (reference §7.1), so no
 // `/`, never `.` or `..`, at most 64 bytes. A name is checked before it names a file, so it can never
 // reach outside the store. (A loop, not a regexp: this package is in every agentbash process, and a
 // compiled regexp would cost each one's start.)
@@ -108,7 +108,7 @@ func (s Store) Acquire(ctx context.Context, name string) (*Lease, error) {
 }
 
 // Peek returns session name's kept state without its lock or a place in its queue, for a command that
-// starts from the state but never writes it back (a task, SPEC §8): it must not wait behind a running
+// starts from the state but never writes it back (a task, reference §8): it must not wait behind a running
 // command of the session. The state file is replaced whole by a rename, so what Peek reads is one
 // command's state, never half of one. The Lease must be released (it removes its prelude).
 func (s Store) Peek(name string) (*Lease, error) {

@@ -57,7 +57,7 @@ func newStore(t *testing.T) Store {
 	return Store{Dir: filepath.Join(t.TempDir(), "sessions")}
 }
 
-// Each case sets something in one command and reads it back in the next (SPEC §7.1: what carries over).
+// Each case sets something in one command and reads it back in the next (reference §7.1: what carries over).
 func TestStateCarriesOver(t *testing.T) {
 	weird := filepath.Join(t.TempDir(), "a dir with\nnewline and 'quotes'")
 	if err := os.Mkdir(weird, 0o755); err != nil {

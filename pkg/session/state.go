@@ -18,7 +18,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// State is what a session keeps between commands (SPEC §7.1). Variables and functions are kept as bash
+// State is what a session keeps between commands (reference §7.1). Variables and functions are kept as bash
 // prints them (`declare -p`, `declare -f`), so restoring them is bash's own re-input format.
 type State struct {
 	Cwd   run.Raw `json:"cwd"`             // where the command ended, as `pwd` printed it (raw bytes)

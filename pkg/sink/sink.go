@@ -1,5 +1,5 @@
 // Package sink turns the merged stdout+stderr byte stream of a command into what the model is shown,
-// with bounded memory whatever the output size (SPEC §3.8, with the limits of §3.2 and the artifact
+// with bounded memory whatever the output size (reference §3.8, with the limits of §3.2 and the artifact
 // spill and cap of §3.6).
 //
 // A [Sink] is an io.Writer. It sanitizes the stream as it arrives, keeps a tail window of the
@@ -11,7 +11,7 @@
 // the file system's time overlaps the sanitizer's), and Write does not allocate once the raw buffer has
 // spilled (or reached its size) and the windows have grown.
 //
-// A head limit does not stop the reading at once (SPEC §3.2: counts are never guessed). Once it is
+// A head limit does not stop the reading at once (reference §3.2: counts are never guessed). Once it is
 // met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
 // spilling for at most [HeadReadOnBytes] more raw bytes; then Write returns [ErrHeadLimit]. The
 // other bound, time, is the caller's: the runner reads on for a short while and closes the pipe.
@@ -34,14 +34,14 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// Defaults (SPEC §3.8, §3.6).
+// Defaults (reference §3.8, §3.6).
 const (
 	DefaultMaxBytes         = 51200     // 50 KB tail window
 	DefaultArtifactMaxBytes = 256 << 20 // 256 MiB artifact cap
 )
 
 // HeadReadOnBytes is how many raw bytes the sink takes after the Write that met a head limit, for the
-// counts and the artifact, before it refuses more with [ErrHeadLimit] (SPEC §3.2: 8 MiB).
+// counts and the artifact, before it refuses more with [ErrHeadLimit] (reference §3.2: 8 MiB).
 const HeadReadOnBytes = 8 << 20
 
 // Shared byte strings (package-level so that passing them never allocates).
@@ -52,7 +52,7 @@ var (
 
 var (
 	// ErrHeadLimit is returned by [Sink.Write] once it has taken [HeadReadOnBytes] after the Write that
-	// met the head limit: the caller should stop reading and close the pipe, as `| head` would (SPEC
+	// met the head limit: the caller should stop reading and close the pipe, as `| head` would (reference
 	// §3.2). The stream was then not read to its end, and every count is a lower bound.
 	ErrHeadLimit = errors.New("sink: head limit reached")
 	// ErrClosed is returned by Write after Close.
@@ -65,7 +65,7 @@ type Options struct {
 	// MaxBytes is the size of the shown window in bytes of sanitized text; <= 0 → DefaultMaxBytes.
 	MaxBytes int
 	// Head and Tail are line limits on the whole stream; a negative value means none. Head is applied
-	// first, then Tail to what Head kept, then the MaxBytes window (SPEC §3.2).
+	// first, then Tail to what Head kept, then the MaxBytes window (reference §3.2).
 	Head, Tail int
 	// ArtifactMaxBytes caps the raw bytes written to the artifact; <= 0 → DefaultArtifactMaxBytes.
 	ArtifactMaxBytes int64
@@ -76,7 +76,7 @@ type Options struct {
 	// that the artifact was not saved) and the sink goes on without an artifact. Nil: no artifact.
 	OpenArtifact func() (w io.WriteCloser, id string, err error)
 	// Keep opens the artifact at once (in New) and keeps it whatever the output, so the whole stream is
-	// in it as it arrives (a background task's output, SPEC §8).
+	// in it as it arrives (a background task's output, reference §8).
 	Keep bool
 	// Live, if set, receives the sanitized text as it arrives, once per Write that produced some, with
 	// the sink's exact counts of the whole stream at the text's end (bytes and lines, as a Summary counts
@@ -95,7 +95,7 @@ type Options struct {
 type Summary struct {
 	// Text is what is shown: the sanitized stream after Head, then Tail, then the MaxBytes window.
 	// With a Head limit and no Tail the window is the start of what Head chose, ending at the last
-	// line end that fits, else (one first line longer than MaxBytes) on a UTF-8 boundary (SPEC §3.2:
+	// line end that fits, else (one first line longer than MaxBytes) on a UTF-8 boundary (reference §3.2:
 	// a head limit keeps the start). Otherwise it is the end, starting at the first line start that
 	// still leaves output, else on a UTF-8 boundary. It keeps its final newline if any (the caller
 	// drops one). For binary output it is "[binary output: N bytes]".
@@ -137,7 +137,7 @@ type Summary struct {
 	Warnings []string
 }
 
-// BinaryText is what is shown for binary output of n raw bytes (SPEC §3.8): "[binary output: N bytes]",
+// BinaryText is what is shown for binary output of n raw bytes (reference §3.8): "[binary output: N bytes]",
 // or, when the stream was not read to its end, "[binary output: at least N bytes]".
 func BinaryText(n int64, complete bool) string {
 	if !complete {
@@ -146,7 +146,7 @@ func BinaryText(n int64, complete bool) string {
 	return fmt.Sprintf(texts.BinaryOutput, n)
 }
 
-// Sink is the output sink of SPEC §3.8. It is an io.Writer; Write and Close may be called from
+// Sink is the output sink of reference §3.8. It is an io.Writer; Write and Close may be called from
 // different goroutines (they are serialized).
 type Sink struct {
 	mu  sync.Mutex
@@ -269,7 +269,7 @@ func (s *Sink) Write(p []byte) (int, error) {
 
 // LimitMet reports whether the head limit is met: Head lines are complete, or the output is binary.
 // What is shown is then settled; later output only adds to the counts and the artifact, for at most
-// HeadReadOnBytes, and the caller may close the stream whenever it likes (SPEC §3.2). False without a
+// HeadReadOnBytes, and the caller may close the stream whenever it likes (reference §3.2). False without a
 // head limit.
 func (s *Sink) LimitMet() bool {
 	s.mu.Lock()

@@ -227,7 +227,7 @@ func TestHeadReadOnPartialWrite(t *testing.T) {
 	}
 }
 
-// A head limit keeps the start (SPEC §3.2): when the lines it chose do not fit, the view is their first
+// A head limit keeps the start (reference §3.2): when the lines it chose do not fit, the view is their first
 // MaxBytes cut at a line end; a first line longer than the window shows its first MaxBytes on a UTF-8
 // boundary.
 func TestHeadWindowKeepsStart(t *testing.T) {
@@ -276,7 +276,7 @@ func TestHeadWindowKeepsStart(t *testing.T) {
 	}
 }
 
-// A tail window cut inside its last line says which line and how long it is (SPEC §3.9's in-line
+// A tail window cut inside its last line says which line and how long it is (reference §3.9's in-line
 // notice is built from these).
 func TestTailWindowPartialLine(t *testing.T) {
 	y := strings.Repeat("y", 200000)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 )
 
-// FormatSize formats a byte count for notices (SPEC §3.9): below 1024 bytes "NB" with no decimal,
+// FormatSize formats a byte count for notices (reference §3.9): below 1024 bytes "NB" with no decimal,
 // else 1024 steps with one decimal, "50.0KB", "1.5MB", "2.0GB" (GB is the largest unit). A value
 // that rounds to 1024.0 of a unit is shown in the next one ("1.0MB", not "1024.0KB").
 func FormatSize(n int64) string {

@@ -1,6 +1,6 @@
 // Package snapshot captures what the user's interactive bash defines from ~/.bashrc — aliases, functions,
 // shell options and the PATH entries the rc adds — into a cached script that agentbash sources before each
-// command, so the agent's shell behaves like the user's (SPEC §3.7). Other exported variables are not
+// command, so the agent's shell behaves like the user's (reference §3.7). Other exported variables are not
 // captured: the environment is the runner's.
 //
 // The script is generated when the cache is missing or any file it was built from changed (the rc and
@@ -24,7 +24,7 @@ import (
 	"time"
 )
 
-// Timeout bounds the generation of a snapshot (SPEC §3.7).
+// Timeout bounds the generation of a snapshot (reference §3.7).
 const Timeout = 2 * time.Second
 
 // CommonTools are names whose aliases and functions are left out of the snapshot: an agent's `ls`, `grep`

@@ -169,7 +169,7 @@ func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 	d, dirErr := run.ResolveDir(dir, home)
 	t.Dir = d
 	if dirErr != nil {
-		return t, dirErr // the working directory is checked first (SPEC §3.4)
+		return t, dirErr // the working directory is checked first (reference §3.4)
 	}
 	return t, shErr
 }
@@ -613,7 +613,7 @@ func (rn *Run) unwatch() {
 // After Wait it does nothing.
 func (rn *Run) Release() { rn.end(false) }
 
-// Close ends the run: its supervisor kills the tree (SPEC §11) and exits; Close waits for it. After Wait
+// Close ends the run: its supervisor kills the tree (reference §11) and exits; Close waits for it. After Wait
 // it does nothing (the supervisor may serve another run by then).
 func (rn *Run) Close() error {
 	var err error
@@ -728,7 +728,7 @@ func (w *watchdog) stop() {
 }
 
 // Close ends the supervisor: an idle one exits at once (EOF before a start request); one that runs a
-// command kills its tree (SPEC §11). It waits for the process.
+// command kills its tree (reference §11). It waits for the process.
 func (p *Process) Close() error {
 	p.conn.Close()
 	p.signal(unix.SIGCONT) // a stopped supervisor would never see the EOF

@@ -1,5 +1,5 @@
 // Package supervisor runs one command per supervisor process, so that what the command started ends with
-// its run even when the agentbash process that asked for it dies (SPEC §11).
+// its run even when the agentbash process that asked for it dies (reference §11).
 //
 // A supervisor is agentbash re-executed as `agentbash __supervise` ([Command]) with one end of a unix
 // socket pair as file descriptor 3. It becomes the child subreaper of its own subtree, so "every descendant
@@ -35,7 +35,7 @@ const Command = early.Command
 const controlFD = 3
 
 // ClientGoneGrace is the time between SIGTERM and SIGKILL of the tree once the client is gone: the tree is
-// gone within a second of the client's death, a process that ignores SIGTERM included (SPEC §11).
+// gone within a second of the client's death, a process that ignores SIGTERM included (reference §11).
 const ClientGoneGrace = 500 * time.Millisecond
 
 // Operations of the protocol.
@@ -76,7 +76,7 @@ type Request struct {
 	Op   string `json:"op"`
 	Spec *Spec  `json:"spec,omitempty"`
 	// KillGrace of a "cancel", nanoseconds: the time between SIGTERM and SIGKILL for this cancel when
-	// the client's cancel says how long (its own caller went away: [ClientGoneGrace], SPEC §11); absent,
+	// the client's cancel says how long (its own caller went away: [ClientGoneGrace], reference §11); absent,
 	// the spec's.
 	KillGrace *time.Duration `json:"killGrace,omitempty"`
 }

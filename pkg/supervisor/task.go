@@ -20,7 +20,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// detached is the supervisor's side of a background task (SPEC §8): it writes the task's record when the
+// detached is the supervisor's side of a background task (reference §8): it writes the task's record when the
 // shell runs and once more when the run ended.
 type detached struct {
 	store tasks.Store

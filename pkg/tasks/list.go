@@ -18,7 +18,7 @@ func Processes(n int) string {
 	return fmt.Sprintf("%d processes", n)
 }
 
-// Recent is how long a listing without all shows a task after it ended (SPEC §8).
+// Recent is how long a listing without all shows a task after it ended (reference §8).
 const Recent = 24 * time.Hour
 
 // Row is one task in a listing (`tasks --json`, rpc `tasks`, MCP bash_tasks).

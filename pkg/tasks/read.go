@@ -36,7 +36,7 @@ type Read struct {
 }
 
 // ReadOutput returns what task id printed since reader's previous read and moves the reader past it
-// (SPEC §8): never twice, never skipped silently. At most about maxBytes are read: when more arrived, the
+// (reference §8): never twice, never skipped silently. At most about maxBytes are read: when more arrived, the
 // newest part is kept (from a line start when one is in it) and the rest counted in Skipped. While the
 // task runs, the read stops before a character or escape sequence cut at the end, so none is mangled
 // between reads. wait > 0
@@ -227,7 +227,7 @@ func (s Store) setOffset(id, reader string, off int64) error {
 }
 
 // MarkRead records that reader has been shown the task's output up to its current end (a yielded run's
-// view, SPEC §8), and returns the offset.
+// view, reference §8), and returns the offset.
 func (s Store) MarkRead(id, reader string, off int64) error {
 	if err := checkID(id); err != nil {
 		return err
@@ -330,7 +330,7 @@ func (s Store) KillSignal(id string) syscall.Signal {
 	return syscall.Signal(n)
 }
 
-// Result is task rec's result (SPEC §8): while it runs, its running status (text `Started task …` when
+// Result is task rec's result (reference §8): while it runs, its running status (text `Started task …` when
 // started is set, else `Task … is running …`); once it ended, the result a run of it would have printed,
 // with the task's fields.
 func Result(rec Record, started bool) result.Result {
@@ -389,7 +389,7 @@ func Result(rec Record, started bool) result.Result {
 	return r
 }
 
-// ReadResult is the result of an `output` read (SPEC §8): the text read (or "(no new output)"), then, once
+// ReadResult is the result of an `output` read (reference §8): the text read (or "(no new output)"), then, once
 // the task ended, the status line of its run, and a notice naming the artifact when the read skipped.
 func ReadResult(rd Read) result.Result {
 	r := Result(rd.Record, false)

@@ -1,4 +1,4 @@
-// Package tasks keeps the records of background tasks (SPEC §8): a task is a supervised run whose supervisor
+// Package tasks keeps the records of background tasks (reference §8): a task is a supervised run whose supervisor
 // is detached from the process that started it, so the command outlives its starter.
 //
 // The store is one directory (mode 0700) of files (mode 0600): <id>.json is the task's [Record], written by
@@ -57,7 +57,7 @@ const (
 	FileMode fs.FileMode = 0o600
 )
 
-// Statuses of a task (details.status, SPEC §3.10 and §8).
+// Statuses of a task (details.status, reference §3.10 and §8).
 const (
 	StatusStarting = "starting" // the id is allocated, the supervisor has not yet written the record
 	StatusRunning  = "running"
@@ -74,7 +74,7 @@ const (
 // DefaultReader is the reader of `agentbash output` without --reader.
 const DefaultReader = "default"
 
-// DefaultMaxLifetime is tasks.maxLifetime's default, seconds (SPEC §8).
+// DefaultMaxLifetime is tasks.maxLifetime's default, seconds (reference §8).
 const DefaultMaxLifetime = 86400.0
 
 // Record is one task, as kept in <id>.json.
@@ -155,7 +155,7 @@ func CheckID(id string) error {
 }
 
 // ValidReader reports whether name is a reader name: [A-Za-z0-9][A-Za-z0-9._-]{0,63} (the session-name
-// pattern, SPEC §7.1), so it can name a file.
+// pattern, reference §7.1), so it can name a file.
 func ValidReader(name string) bool {
 	if name == "" || len(name) > 64 {
 		return false

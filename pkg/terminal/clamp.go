@@ -11,7 +11,7 @@ import (
 
 var newline = []byte{'\n'}
 
-// LiveLineMax is the longest line, in characters, that the live terminal view prints whole (SPEC §3.10).
+// LiveLineMax is the longest line, in characters, that the live terminal view prints whole (reference §3.10).
 const LiveLineMax = 4000
 
 // LineClamp is an io.Writer for the live terminal view: it passes text through and clamps each line at

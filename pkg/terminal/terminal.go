@@ -1,4 +1,4 @@
-// Package terminal writes results and live output for a person at a terminal (SPEC §3.10): the output
+// Package terminal writes results and live output for a person at a terminal (reference §3.10): the output
 // live as it arrives, each line clamped, or the rolling `--preview`, then a footer.
 package terminal
 
@@ -14,7 +14,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 )
 
-// Options shapes the text format on a terminal (SPEC §3.10).
+// Options shapes the text format on a terminal (reference §3.10).
 type Options struct {
 	// Preview > 0 shows only the last Preview lines of the output, after a line saying how many were hidden.
 	Preview int
@@ -29,7 +29,7 @@ type Options struct {
 
 // View is the text format for a person at a terminal: the output live as it arrives (through a queue,
 // so a slow terminal never slows the command; each line clamped at LiveLineMax characters), or with
-// --preview the last N lines rolling in place, then a footer: the status and notice lines of SPEC §3.9 and
+// --preview the last N lines rolling in place, then a footer: the status and notice lines of reference §3.9 and
 // a summary line naming what happened, with the duration, the timeout and the warnings.
 type View struct {
 	w     io.Writer
@@ -129,7 +129,7 @@ func (t *View) Finish(r result.Result) error {
 
 // StatusWords names what happened, for the summary line of the terminal footer: `exit 3`,
 // `timed out after 5s`, `cancelled (SIGINT)`, `killed by SIGKILL`, `blocked`, `not run`,
-// `no exit status`. A timeout or a cancel is never named by the signal agentbash sent (SPEC §3.10).
+// `no exit status`. A timeout or a cancel is never named by the signal agentbash sent (reference §3.10).
 func StatusWords(r result.Result) string {
 	d := r.Details
 	switch {

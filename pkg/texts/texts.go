@@ -1,4 +1,4 @@
-// Package texts holds the texts of a result that are fixed word for word: those the spec fixes (SPEC §3.3,
+// Package texts holds the texts of a result that are fixed word for word: those the reference fixes (§3.3,
 // §3.4, §3.8–3.10, §4) and the few of agentbash's own beside them. They are in one place, a package that
 // imports nothing, because the packages that write them import one another the other way (result imports
 // run and sink, so a file in result could not serve them); texts_test.go checks each verbatim.
@@ -55,7 +55,7 @@ const (
 )
 
 // §8: background tasks. The start's text (the task id, the shell's pid, the command) and a read with
-// nothing new are the spec's; the rest are agentbash's own: a running task's status (as the start's), a
+// nothing new are the reference's; the rest are agentbash's own: a running task's status (as the start's), a
 // lossy read's notice (the size skipped, the artifact id), the first line of a killed task's result (the
 // signal name, or the lifetime in seconds), and kill's text (id, pid, command; or id and status).
 const (

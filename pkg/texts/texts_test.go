@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Every fixed text, verbatim, as the spec writes it (with its arguments filled in where it has verbs).
+// Every fixed text, verbatim, as the reference writes it (with its arguments filled in where it has verbs).
 func TestTextsVerbatim(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{fmt.Sprintf(Blocked, "Use the read tool.", "cat x"), "Blocked: Use the read tool.\n\nOriginal command: cat x"},

@@ -1,5 +1,5 @@
 // Package sanitizetest holds what the tests of the packages that sanitize share (pkg/sanitize, pkg/sink):
-// a naive reference model of SPEC §3.8 to check the streaming code against, the table of cases, fuzz
+// a naive reference model of reference §3.8 to check the streaming code against, the table of cases, fuzz
 // seeds, typical inputs for benchmarks, and a check that a text is clean.
 package sanitizetest
 
@@ -19,7 +19,7 @@ type Case struct {
 	Want string
 }
 
-// Cases cover every rule of SPEC §3.8 and the bounds, each at least once split across writes.
+// Cases cover every rule of reference §3.8 and the bounds, each at least once split across writes.
 var Cases = []Case{
 	{"plain", []string{"hello\n"}, "hello\n"},
 	{"empty", nil, ""},
@@ -259,7 +259,7 @@ func Inputs() map[string][]byte {
 	}
 }
 
-// Reference sanitizes the whole input (SPEC §3.8) with the given bounds: a second, deliberately naive
+// Reference sanitizes the whole input (reference §3.8) with the given bounds: a second, deliberately naive
 // implementation that sees the whole input at once and looks ahead instead of keeping state.
 func Reference(in []byte, escMax, owMax int) []byte {
 	var out []byte
