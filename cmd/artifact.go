@@ -68,13 +68,9 @@ func addArtifactDirFlag(c *cobra.Command) {
 
 // artifactStore is the artifacts of the place the config names.
 func artifactStore(c *cobra.Command) (executor.Artifacts, error) {
-	cfg, err := loadConfig(c)
+	svc, err := placeService(c)
 	if err != nil {
 		return nil, err
-	}
-	svc, err := newService(cfg, nil, nil, nil, nil)
-	if err != nil {
-		return nil, targetError(err)
 	}
 	store, err := svc.Artifacts()
 	if err != nil {

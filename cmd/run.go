@@ -187,6 +187,20 @@ func openExecutor(cfg config.Config, sup run.Executor) (executor.Executor, error
 	return executor.Open(cfg.Target)
 }
 
+// placeService is the service of a command that only reaches the place's stores (tasks, sessions,
+// artifacts): the config's target, no supervisors of its own. A target that cannot be opened exits 125.
+func placeService(c *cobra.Command) (*service.Service, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := newService(cfg, nil, nil, nil, nil)
+	if err != nil {
+		return nil, targetError(err)
+	}
+	return svc, nil
+}
+
 // targetError is the exit of a command whose target cannot be opened: 125, as a run that could not start.
 func targetError(err error) error { return exitError{code: exitCannotRun, err: err} }
 

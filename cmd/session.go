@@ -38,13 +38,9 @@ $XDG_STATE_HOME/agentbash/sessions (0700, files 0600: exported variables can be 
 
 // sessionStore is the sessions of the place the config names.
 func sessionStore(c *cobra.Command) (executor.Sessions, error) {
-	cfg, err := loadConfig(c)
+	svc, err := placeService(c)
 	if err != nil {
 		return nil, err
-	}
-	svc, err := newService(cfg, nil, nil, nil, nil)
-	if err != nil {
-		return nil, targetError(err)
 	}
 	store, err := svc.Sessions()
 	if err != nil {
