@@ -32,7 +32,8 @@ agentbash start-up. Requests run concurrently, those of one session in the order
 Requests (every field but type is optional unless named):
   {"id":1,"type":"bash","command":"make test","cwd":"…","timeout":60,"head":N,"tail":N,"env":{…},
    "session":"…","noNormalize":true,"intercept":true,"tools":[…],"background":true,"yield":5,"stream":true}
-  {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one)
+  {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one; "request" is
+                                                 another name of target)
   {"type":"start",…the bash fields}             start a background task
   {"type":"output","taskId":"7","wait":10,"reader":"…"}   what the task printed since the last read
   {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
