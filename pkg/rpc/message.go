@@ -202,7 +202,7 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 })
 
 // typeNames lists the request types for error messages.
-var typeNames = "bash, abort_bash, start, output, kill, wait, tasks or hello"
+var typeNames = "bash, abort_bash, start, output, kill, wait or tasks"
 
 // jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
 func jsonNames(t reflect.Type) map[string]bool {
