@@ -5,7 +5,6 @@ import (
 	"os"
 
 	"github.com/agentbash/agentbash/cmd"
-	"github.com/agentbash/agentbash/pkg/target"
 )
 
 // Set by the release build (goreleaser ldflags).
@@ -16,7 +15,5 @@ var (
 )
 
 func main() {
-	info := cmd.BuildInfo{Version: version, Commit: commit, Date: date}
-	target.Version = info.Resolved().Version // the agentbash a target runs is this version
-	cmd.Execute(info, os.Exit, os.Args[1:])
+	cmd.Execute(cmd.BuildInfo{Version: version, Commit: commit, Date: date}, os.Exit, os.Args[1:])
 }

@@ -17,6 +17,7 @@ import (
 	// Its init runs the hidden commands agentbash re-executes itself as: a supervisor never gets here.
 	_ "github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/target"
 )
 
 // IO is the streams a command uses, injectable for tests (after gh's iostreams).
@@ -92,6 +93,7 @@ func execute(ctx context.Context, root *cobra.Command, ios IO, args []string) in
 
 // newRootCmd builds the command tree: the root with subs, or with every command when subs is empty.
 func newRootCmd(info BuildInfo, ios IO, subs ...*cobra.Command) *cobra.Command {
+	target.Version = info.resolved().Version // the version a target runs, and its handshake names
 	root := &cobra.Command{
 		Use:   "agentbash",
 		Short: "Run shell commands the way a coding agent's bash tool should",
@@ -102,7 +104,7 @@ person can read (text). See 'agentbash run --help'.`,
 		RunE:          func(c *cobra.Command, _ []string) error { return c.Help() },
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       info.resolved().Version,
+		Version:       target.Version,
 	}
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -110,7 +112,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
 	if len(subs) == 0 {
-		subs = []*cobra.Command{newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSessionCmd(ios), newRPCCmd(info, ios), newMCPCmd(info, ios), newSuperviseCmd()}
+		subs = []*cobra.Command{newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSessionCmd(ios), newRPCCmd(info, ios), newMCPCmd(info, ios), newTargetCmd(ios), newSuperviseCmd()}
 	}
 	root.AddCommand(subs...)
 	registerCompletions(root)

@@ -32,7 +32,8 @@ agentbash start-up. Requests run concurrently, those of one session in the order
 Requests (every field but type is optional unless named):
   {"id":1,"type":"bash","command":"make test","cwd":"…","timeout":60,"head":N,"tail":N,"env":{…},
    "session":"…","noNormalize":true,"intercept":true,"tools":[…],"background":true,"yield":5,"stream":true}
-  {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one)
+  {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one; "request" is
+                                                 another name of target)
   {"type":"start",…the bash fields}             start a background task
   {"type":"output","taskId":"7","wait":10,"reader":"…"}   what the task printed since the last read
   {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
@@ -45,8 +46,9 @@ With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N
 
 The flags of run given here are the defaults of every request; --cwd is where requests without a session
 and new sessions start (a session's cd carries over). A task has no timeout unless its request
-gives one. At the end of stdin the running commands are cancelled and answered, tasks keep running, and
-rpc exits 0; on SIGINT or SIGTERM the same, then exit 128+N.`,
+gives one. At the end of stdin (the caller gone) the running commands get SIGTERM and, 0.5 s later,
+SIGKILL, and are answered; tasks keep running, and rpc exits 0. On SIGINT or SIGTERM the running
+commands are cancelled with the kill grace and answered, then rpc exits 128+N.`,
 		Example: `  agentbash rpc --timeout 120 --cwd ~/src/app
   { echo '{"id":1,"type":"bash","command":"echo hi"}'; sleep 1; } | agentbash rpc   # EOF would cancel it`,
 		Args: usageArgs(cobra.NoArgs),

@@ -241,6 +241,10 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 		if t != nil && c.Resolved.Task == nil {
 			c.Resolved.Task = t
 		}
+		if c.Resolved.StartCwd == "" {
+			// Where requests start is the place's when the sender named none (a target's /dir, its rpc --cwd).
+			c.Resolved.StartCwd = run.Raw(c.StartCwd)
+		}
 		return c
 	}
 	command := normalize.Trim(c.Command)

@@ -17,10 +17,11 @@ import (
 	"github.com/agentbash/agentbash/pkg/rpc"
 )
 
+// AbortWait is how long a cancelled call waits for the response to its abort_bash before it gives up.
+var AbortWait = 5 * time.Second
+
 // Limits of a connection.
 const (
-	// AbortWait is how long a cancelled call waits for the response to its abort_bash before it gives up.
-	AbortWait = 5 * time.Second
 	// closeWait is how long Close waits for the connector to end after closing its stdin, before it kills it.
 	closeWait = 2 * time.Second
 	// stderrLines is how many of the connector's last stderr lines are kept for errors.
@@ -102,6 +103,9 @@ func dial(ctx context.Context, t Target, version string) (*conn, error) {
 
 	resp, err := c.call(ctx, rpc.TypeHello, map[string]int{"protocol": request.Protocol}, nil)
 	if err != nil {
+		if ctx.Err() != nil { // given up while connecting: nothing to wait for
+			_ = cmd.Process.Kill()
+		}
 		c.close()
 		return nil, c.dialError(err)
 	}

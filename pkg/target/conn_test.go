@@ -226,3 +226,25 @@ func alive(pid int) bool {
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// TestGivingUp: a cancel while connecting ends the connector; a cancelled command whose abort is never
+// answered is a cancelled result after AbortWait, saying so.
+func TestGivingUp(t *testing.T) {
+	hang := fake(t, `exec sleep 60`)
+	c, cancel := context.WithCancel(ctx(t))
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := open(t, hang).Hello(c); err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("hello cancelled: %v", err)
+	}
+
+	deaf := fake(t, `read l; echo '{"id":0,"type":"response","command":"hello","success":true,"data":{"protocol":1,"version":"dev"}}'; exec cat >/dev/null`)
+	defer func(w time.Duration) { AbortWait = w }(AbortWait)
+	AbortWait = 100 * time.Millisecond
+	c, cancel = context.WithCancel(ctx(t))
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	r := open(t, deaf).Run(c, command("sleep 60"), nil)
+	if d := r.Details; d.Status != result.StatusCancelled || d.Target != deaf || len(d.Warnings) != 1 ||
+		!strings.Contains(d.Warnings[0], "did not answer the abort") {
+		t.Errorf("unanswered abort: %+v", d)
+	}
+}

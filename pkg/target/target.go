@@ -214,8 +214,8 @@ func (o taskOps) Start(ctx context.Context, c request.Command) result.Result {
 		return o.e.cancelled(ctx, c, "")
 	}
 	req := bashRequest{Command: c, Background: true}
-	if t := c.Resolved.Task; t != nil && t.Yield > 0 {
-		req.Background, req.Yield = false, t.Yield
+	if rs := c.Resolved; rs != nil && rs.Task != nil && rs.Task.Yield > 0 {
+		req.Background, req.Yield = false, rs.Task.Yield
 	}
 	return o.e.bash(ctx, c, req, nil)
 }
