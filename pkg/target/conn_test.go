@@ -248,3 +248,23 @@ func TestGivingUp(t *testing.T) {
 		t.Errorf("unanswered abort: %+v", d)
 	}
 }
+
+// TestStalledLink: a target that never answers a run ends the call as a lost connection once the command's
+// timeout, grace and NoAnswerMargin passed (status error, naming the target), not never; --stdin, which does
+// not travel, is refused before anything is sent.
+func TestStalledLink(t *testing.T) {
+	deaf := fake(t, `read l; echo '{"id":0,"type":"response","command":"hello","success":true,"data":{"protocol":1,"version":"dev"}}'; exec cat >/dev/null`)
+	defer func(w, m time.Duration) { AbortWait, NoAnswerMargin = w, m }(AbortWait, NoAnswerMargin)
+	AbortWait, NoAnswerMargin = 100*time.Millisecond, 100*time.Millisecond
+	c := command("sleep 60")
+	c.Resolved.Timeout, c.Resolved.KillGrace = 0.2, 0.1
+	r := open(t, deaf).Run(ctx(t), c, nil)
+	if d := r.Details; d.Status != result.StatusError || d.Target != deaf || !strings.Contains(r.Text(), "no answer from the target") {
+		t.Errorf("stalled: %+v %q", d, r.Text())
+	}
+	c = command("cat")
+	c.Stdin = strings.NewReader("x")
+	if r := open(t, deaf).Run(ctx(t), c, nil); r.Details.Status != result.StatusError || !strings.Contains(r.Text(), "--stdin") {
+		t.Errorf("stdin: %+v %q", r.Details, r.Text())
+	}
+}

@@ -71,7 +71,6 @@ func TestRunOverSSH(t *testing.T) {
 	uri := "ssh://" + sshtest.Alias + "/~"
 	e := open(t, uri)
 	r := e.Run(ctx(t), command(`echo "$SSH_CONNECTION"; pwd`), nil)
-	skipUnlessResolved(t, r)
 	d := r.Details
 	lines := strings.Split(r.Text(), "\n")
 	if d.Status != result.StatusExited || d.Target != uri || len(lines) != 2 ||
@@ -85,14 +84,6 @@ func command(c string) request.Command {
 	return request.Command{Command: c, Resolved: &request.Resolved{Protocol: request.Protocol, Command: rawOf(c), Run: rawOf(c),
 		NormalizedCommand: rawOf(c), Timeout: 30, KillGrace: 1, Head: -1, Tail: -1, MaxBytes: 50 << 10,
 		NonZeroExit: result.NonZeroError}}
-}
-
-// skipUnlessResolved skips a test of running a command while the far side refuses the resolved half:
-// the service that takes it is built in the same issue, apart from this package.
-func skipUnlessResolved(t *testing.T, r result.Result) {
-	if strings.Contains(r.Text(), `unknown field "resolved"`) {
-		t.Skip("the far side does not take a command's resolved half yet (pkg/service): " + r.Text())
-	}
 }
 
 // TestUnprivilegedUser: an unprivileged user installs agentbash on a target where they log in as
@@ -118,7 +109,6 @@ func TestUnprivilegedUser(t *testing.T) {
 	}
 	e := open(t, "ssh://"+sshtest.Alias)
 	r := e.Run(ctx(t), command("id -un; echo $HOME"), nil)
-	skipUnlessResolved(t, r)
 	if r.Details.Status != result.StatusExited || r.Text() != name+"\n"+s.Home {
 		t.Errorf("run as %s: %+v %q", name, r.Details, r.Text())
 	}

@@ -104,6 +104,13 @@ func (e *Executor) Close() error {
 	return nil
 }
 
+// NoAnswerMargin is how long past a command's timeout and kill grace a foreground run waits for the target's
+// answer before it gives the connection up as lost.
+var NoAnswerMargin = 15 * time.Second
+
+// errNoAnswer marks a run whose target did not answer in time.
+var errNoAnswer = errors.New("no answer from the target")
+
 // bashRequest is a bash request: the command as it marshals (its caller's fields and its resolved half),
 // and how it runs.
 type bashRequest struct {
@@ -119,6 +126,20 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 	if ctx.Err() != nil {
 		return e.cancelled(ctx, c, "")
 	}
+	if c.Stdin != nil {
+		// Nothing here is sent to the target's command: saying so beats a command that reads nothing.
+		return e.failed(c, fmt.Errorf("target %s: --stdin does not reach a command on a target; "+
+			"write the input to a file there, or run it locally", e.t.URI))
+	}
+	if rs := c.Resolved; rs != nil && rs.Timeout > 0 {
+		// The target ends the command at its timeout; an answer that never comes past that (a stalled
+		// link) ends the call here, as a lost connection.
+		limit := time.Duration((rs.Timeout + rs.KillGrace) * float64(time.Second))
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, limit+NoAnswerMargin,
+			fmt.Errorf("target %s: %w within %s of the command's timeout", e.t.URI, errNoAnswer, NoAnswerMargin))
+		defer cancel()
+	}
 	var onUpdate func(update)
 	if obs != nil {
 		onUpdate = func(u update) { obs(run.LiveText{Text: u.Text, TotalBytes: u.TotalBytes, TotalLines: u.TotalLines}) }
@@ -130,6 +151,9 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest, onUpdate func(update)) result.Result {
 	resp, err := e.do(ctx, rpc.TypeBash, req, onUpdate)
 	switch {
+	case err != nil && errors.Is(context.Cause(ctx), errNoAnswer):
+		e.Close() // the link is not to be trusted: the next call connects again
+		return e.failed(c, context.Cause(ctx))
 	case err != nil && ctx.Err() != nil && !errors.Is(err, errLost):
 		return e.cancelled(ctx, c, err.Error())
 	case err != nil:
