@@ -5,12 +5,15 @@
 #   throughput: 1 GB of plain text and 1 GB of coloured CRLF text with progress-bar CRs, the whole stream on
 #               disk, against the script pipeline `timeout 300 bash -c CMD 2>&1 | tee F | tail -c 51200`; beside
 #               them the producer into `cat > /dev/null`, the least any reader of the stream can cost
+#   targets:    a command through `rpc --target ssh://…` (a real sshd started on 127.0.0.1, one connection) against
+#               local rpc; `run true` and rpc `true` against the build of 53953d9 (before the seam moved):
+#               bench/target.py, its own interleaved rounds, each ratio with its 95 % interval
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
 # Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
 # bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
 # python3 and git (to build the old build); static builds (CGO_ENABLED=0), the release's flags.
 #   bench/run.sh              # all, in a few minutes
-#   RUNS=5 CALLS=400 bench/run.sh
+#   RUNS=5 CALLS=400 TROUNDS=1000 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -18,20 +21,28 @@ mkdir -p "$out"
 flags=(-trimpath -ldflags='-s -w')
 CGO_ENABLED=0 go build "${flags[@]}" -o "$out/agentbash" .
 ab="$PWD/$out/agentbash"
+# build REV: bench/out/agentbash-REV, built once from a detached worktree of REV, the same way.
+build() {
+  local bin="$PWD/$out/agentbash-$1" wt
+  if [[ ! -x $bin ]]; then
+    wt=$(mktemp -d)
+    git worktree add -q --detach "$wt" "$1"
+    (cd "$wt" && CGO_ENABLED=0 go build "${flags[@]}" -o "$bin" .)
+    git worktree remove --force "$wt"
+  fi
+}
 base_rev=${BASE_REV:-32052e6}
 base="$PWD/$out/agentbash-$base_rev"
-if [[ ! -x $base ]]; then
-  wt=$(mktemp -d)
-  git worktree add -q --detach "$wt" "$base_rev"
-  (cd "$wt" && CGO_ENABLED=0 go build "${flags[@]}" -o "$base" .)
-  git worktree remove --force "$wt"
-fi
+build "$base_rev"
+seam_rev=${SEAM_REV:-53953d9}
+build "$seam_rev"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 mkdir -p "$HOME"
 runs=${RUNS:-3}
 calls=${CALLS:-200}
+TROUNDS=${TROUNDS:-500}
 il=bench/interleave.py
 
 echo "== per call: run true ($calls rounds)"
@@ -57,6 +68,9 @@ fi
 echo "== rpc: a command in a running agentbash rpc, and its peak RSS"
 python3 bench/rpc.py "$ab" | tee "$out/rpc.md"
 
+echo "== targets: rpc through --target ssh:// vs local rpc; run true and rpc true vs the build of $seam_rev ($TROUNDS rounds)"
+python3 bench/target.py --rounds "$TROUNDS" --json "$tmp/target.json" --old-name "$seam_rev" "$ab" "$PWD/$out/agentbash-$seam_rev" | tee "$out/target.md"
+
 plain='yes 0123456789abcdef | head -c 1000000000'
 # Coloured CRLF lines with a progress bar redrawn by a CR: 7 escape sequences and 2 CRs in 80 bytes.
 printf '%s\n' 'yes $'"'"'\e[1;32m 50%\e[0m [=====     ]\r\e[1;32m100%\e[0m [==========] \e[36mdone\e[0m ok\r'"'"' | head -c 1000000000' > "$tmp/colour.sh"
@@ -78,9 +92,9 @@ python3 bench/rss.py --exe "$ab" --json "$tmp/rss-task.json" \
   "id=\$($ab start --format json '$big' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"details\"][\"taskId\"])') && $ab wait --format json \"\$id\" > $tmp/task.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["details"]; print("task", d["status"], "totalBytes", d["meta"]["truncation"]["totalBytes"])' "$tmp/task.json"
 
-python3 - "$tmp" "$base_rev" <<'EOF' | tee "$out/summary.md"
+python3 - "$tmp" "$base_rev" "$seam_rev" <<'EOF' | tee "$out/summary.md"
 import json, sys
-tmp, rev = sys.argv[1], sys.argv[2]
+tmp, rev, seam = sys.argv[1], sys.argv[2], sys.argv[3]
 call, gb = json.load(open(f"{tmp}/call.json")), json.load(open(f"{tmp}/gb.json"))
 rr, rt = json.load(open(f"{tmp}/rss-run.json")), json.load(open(f"{tmp}/rss-task.json"))
 ms = lambda s: f"{s['median'] * 1e3:.2f} ms"
@@ -104,6 +118,8 @@ a, b = gb["reader plain"], gb["pipeline plain"]
 print(f"| 1 GB plain into `cat > /dev/null` (what any reader of the stream costs) vs the pipeline | {sec(a)} | {sec(b)} | "
       f"{a['median'] / b['median']:.2f}× | — |")
 row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["pipeline colour"], sec, 1.0)
+for line in json.load(open(f"{tmp}/target.json"))["rows"]:      # bench/target.py's table
+    print(line)
 for name, r in (("run", rr), ("task", rt)):
     for role in ("client", "supervisor"):
         mib = r.get(role, 0) / 1024
