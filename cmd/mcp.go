@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,10 +103,12 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 
 	srv := mcpserver.New(mcpserver.Options{
 		Service:    sv.svc,
+		For:        sv.places.For,
+		Targets:    cfg.Targets.Allowed,
 		Defaults:   f.serverDefaults(),
 		Session:    name,
 		NoSession:  noSession,
-		EndSession: func(name string) { removeSession(sv.svc, name, ios) },
+		EndSession: func(name string) { removeSessions(sv.places, name, ios) },
 		Version:    info.resolved().Version,
 		Logger:     slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ExitGrace:  mcpExitGrace,
@@ -154,6 +157,28 @@ func removeSession(svc *service.Service, name string, ios IO) {
 	if err != nil && !errors.Is(err, session.ErrNotFound) {
 		_ = result.WriteWarnings(ios.Err, []string{fmt.Sprintf("remove session %s: %v", name, err)})
 	}
+}
+
+// removeSessions removes a connection's own session on every target the server's calls used: on the
+// server's own place, and on another target when it holds one of that name (a target's errors do not
+// say "not found" apart from others).
+func removeSessions(places *service.Places, name string, ios IO) {
+	for i, svc := range places.Opened() {
+		if i > 0 && !hasSession(svc, name) {
+			continue
+		}
+		removeSession(svc, name, ios)
+	}
+}
+
+// hasSession says whether svc's place holds session name (false when it cannot tell).
+func hasSession(svc *service.Service, name string) bool {
+	sessions, err := svc.Sessions()
+	if err != nil {
+		return false
+	}
+	infos, err := sessions.List(context.Background())
+	return err == nil && slices.ContainsFunc(infos, func(i session.Info) bool { return i.Name == name })
 }
 
 // sessionWait is how long the end of `agentbash mcp` waits for a call still holding the connection's

@@ -39,6 +39,9 @@ Requests (every field but type is optional unless named):
   {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
   {"type":"tasks","all":true}
   {"type":"hello","protocol":1}                 the handshake of a target's connection: protocol, version, os, arch
+Every request but abort_bash and hello takes "target":"URI", the place it is for: left out, the server's
+own (--target); another only when the config file's targets.allowed lists it, never cmd:// (README
+"Targets"). Task ids, sessions and artifacts are per target: output, kill and wait name the start's.
 Responses: {"id":…,"type":"response","command":"bash","success":true,"data":RESULT}, or
 {"id":…,"type":"response","success":false,"error":"…"} for a bad line, an unknown type or a bad field.
 With stream, {"id":…,"type":"update","text":TAIL,"totalBytes":N,"totalLines":N} while it runs (at most
@@ -81,6 +84,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags, version string) error {
 	defaults.Session = cfg.Session // --session, AGENTBASH_SESSION or the file: requests naming none run there
 	s := &rpc.Server{
 		Service:  sv.svc,
+		For:      sv.places.For,
 		Defaults: defaults,
 		Log:      ios.Err,
 		Version:  version,

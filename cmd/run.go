@@ -204,12 +204,15 @@ func placeService(c *cobra.Command) (*service.Service, error) {
 // targetError is the exit of a command whose target cannot be opened: 125, as a run that could not start.
 func targetError(err error) error { return exitError{code: exitCannotRun, err: err} }
 
-// server is what a long-lived mode (rpc, mcp) runs with: the service over a pool of spare supervisors, and
-// the context that SIGINT/SIGTERM cancel. close ends the spares and the signal handler.
+// server is what a long-lived mode (rpc, mcp) runs with: the service over a pool of spare supervisors, the
+// services of the other targets its requests may name (places: the config's targets.allowed), and the
+// context that SIGINT/SIGTERM cancel. close ends the targets' connections, the spares and the signal
+// handler.
 type server struct {
-	svc   *service.Service
-	ctx   context.Context
-	close func()
+	svc    *service.Service
+	places *service.Places
+	ctx    context.Context
+	close  func()
 }
 
 // newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
@@ -223,9 +226,11 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 		pool.Close()
 		return server{}, targetError(err)
 	}
+	places := service.NewPlaces(svc, cfg.Target, cfg.Targets.Allowed, executor.Open)
 	ctx, cancel := context.WithCancelCause(c.Context())
 	stop := handleSignals(cancel)
-	return server{svc: svc, ctx: ctx, close: func() { stop(); cancel(nil); _ = svc.Executor().Close(); pool.Close() }}, nil
+	return server{svc: svc, places: places, ctx: ctx,
+		close: func() { stop(); cancel(nil); _ = places.Close(); pool.Close() }}, nil
 }
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).

@@ -39,6 +39,12 @@ type Options struct {
 	// Service runs every call (its executor is the place); its window (MaxBytes) is also a bash_output read's,
 	// its default timeout the one the descriptions tell.
 	Service *service.Service
+	// For, when set, is the service of a call's target argument (README "Targets"): another target's when
+	// the server allows it (service.Places.For), else an error naming the target, which is the call's error
+	// result. Unset, a call naming a target is refused. Targets are the config's targets.allowed, which the
+	// target argument's description lists.
+	For     func(target string) (*service.Service, error)
+	Targets []string
 	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
 	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
 	Defaults request.Command

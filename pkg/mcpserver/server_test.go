@@ -19,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/local"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/service"
@@ -202,10 +203,10 @@ func TestToolsListSchemas(t *testing.T) {
 		required []string
 	}{
 		"bash": {map[string]string{"command": "string", "cwd": "string", "timeout": "number", "head": "integer",
-			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number"}, []string{"command"}},
-		"bash_output": {map[string]string{"task_id": "[string integer]", "wait_seconds": "number"}, []string{"task_id"}},
-		"bash_kill":   {map[string]string{"task_id": "[string integer]"}, []string{"task_id"}},
-		"bash_tasks":  {map[string]string{"all": "boolean"}, nil},
+			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number", "target": "string"}, []string{"command"}},
+		"bash_output": {map[string]string{"task_id": "[string integer]", "wait_seconds": "number", "target": "string"}, []string{"task_id"}},
+		"bash_kill":   {map[string]string{"task_id": "[string integer]", "target": "string"}, []string{"task_id"}},
+		"bash_tasks":  {map[string]string{"all": "boolean", "target": "string"}, nil},
 	}
 	var names []string
 	for _, tool := range res.Tools {
@@ -828,5 +829,66 @@ func TestSessionEndedWhenCallsOutlastTheGrace(t *testing.T) {
 	}
 	if !waitFor(10*time.Second, func() bool { return len(marked(m)) == 0 }) {
 		t.Errorf("left: %v", marked(m))
+	}
+}
+
+// TestTargetArgument: a call's target picks the service of that place (here a second local place with
+// its own directories and PLACE=second in its shell environment, opened as the allowed target
+// ssh://second), task ids are per target, and a target the server does not allow is an error result naming
+// it, cmd:// even when listed.
+func TestTargetArgument(t *testing.T) {
+	dir := t.TempDir()
+	own := testService(filepath.Join(dir, "own"), 30, 1)
+	places := service.NewPlaces(own, "local", []string{"ssh://second", "cmd://sh"}, func(uri string) (executor.Executor, error) {
+		d := filepath.Join(dir, "second")
+		return local.New(local.Config{ArtifactDir: filepath.Join(d, "art"), SessionDir: filepath.Join(d, "sessions"),
+			TaskDir: filepath.Join(d, "tasks"), KillLimit: 11 * time.Second, ShellEnv: []string{"PLACE=second"}}), nil
+	})
+	t.Cleanup(func() { _ = places.Close() })
+	s := testServer(t, func(o *Options) { o.Service, o.For, o.Targets = own, places.For, []string{"ssh://second", "cmd://sh"} })
+	cs, _ := connect(t, s, nil)
+
+	if r := call(t, cs, "bash", map[string]any{"command": "echo ${PLACE:-own}", "target": "ssh://second"}); text(r) != "second" || r.IsError {
+		t.Errorf("bash on the target: %q", text(r))
+	}
+	if r := call(t, cs, "bash", map[string]any{"command": "echo ${PLACE:-own}"}); text(r) != "own" {
+		t.Errorf("bash without a target: %q", text(r))
+	}
+	for _, tc := range []struct{ target, want string }{
+		{"ssh://other", `target "ssh://other": not allowed`},
+		{"cmd://sh", `target "cmd://sh": a request never names a cmd:// target`},
+	} {
+		r := call(t, cs, "bash", map[string]any{"command": "echo hi", "target": tc.target})
+		if !r.IsError || !strings.Contains(text(r), tc.want) || strings.Contains(text(r), "hi\n") {
+			t.Errorf("bash on %s: %q", tc.target, text(r))
+		}
+		if r := call(t, cs, "bash_tasks", map[string]any{"target": tc.target}); !r.IsError || !strings.Contains(text(r), tc.want) {
+			t.Errorf("bash_tasks on %s: %q", tc.target, text(r))
+		}
+	}
+
+	r := call(t, cs, "bash", map[string]any{"command": "echo $PLACE; exec sleep 300", "run_in_background": true, "target": "ssh://second"})
+	id := details(t, r).TaskID
+	if id == "" || r.IsError {
+		t.Fatalf("start on the target: %q", text(r))
+	}
+	if l := call(t, cs, "bash_tasks", map[string]any{"target": "ssh://second"}); !strings.Contains(text(l), "exec sleep 300") {
+		t.Errorf("bash_tasks on the target: %q", text(l))
+	}
+	if l := call(t, cs, "bash_tasks", map[string]any{}); strings.Contains(text(l), "exec sleep 300") {
+		t.Errorf("bash_tasks of the server's own place lists the target's task: %q", text(l))
+	}
+	if o := call(t, cs, "bash_output", map[string]any{"task_id": id}); !o.IsError {
+		t.Errorf("bash_output without the target found the target's task: %q", text(o))
+	}
+	if o := call(t, cs, "bash_output", map[string]any{"task_id": id, "target": "ssh://second", "wait_seconds": 5}); text(o) != "second" {
+		t.Errorf("bash_output on the target: %q", text(o))
+	}
+	if k := call(t, cs, "bash_kill", map[string]any{"task_id": id, "target": "ssh://second"}); k.IsError || *details(t, k).Killed != true {
+		t.Errorf("bash_kill on the target: %q", text(k))
+	}
+	if tools, err := cs.ListTools(context.Background(), nil); err != nil || !strings.Contains(fmt.Sprint(tools.Tools[0].InputSchema), "ssh://second") ||
+		strings.Contains(fmt.Sprint(tools.Tools[0].InputSchema), "cmd://") {
+		t.Errorf("the target argument's description: %v", err)
 	}
 }

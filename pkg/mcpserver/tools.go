@@ -16,6 +16,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
@@ -33,22 +34,26 @@ type BashArgs struct {
 	// YieldSeconds runs in the foreground for up to that long, then hands a command still running over
 	// to a task (run --yield).
 	YieldSeconds *float64 `json:"yield_seconds,omitempty" jsonschema:"wait up to this many seconds for the command; if it is still running then, it goes on as a background task and you get what it printed so far and its task id"`
+	Target       string   `json:"target,omitempty" jsonschema:"where to run the command"` // replaced by targetDescription
 }
 
 // OutputArgs are the arguments of bash_output.
 type OutputArgs struct {
 	TaskID      string   `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
 	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for new output or the task's end (default 0: return at once)"`
+	Target      string   `json:"target,omitempty" jsonschema:"the target the task was started on"`
 }
 
 // KillArgs are the arguments of bash_kill.
 type KillArgs struct {
 	TaskID string `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
+	Target string `json:"target,omitempty" jsonschema:"the target the task was started on"`
 }
 
 // TasksArgs are the arguments of bash_tasks.
 type TasksArgs struct {
-	All bool `json:"all,omitempty" jsonschema:"list every task kept, not only the running ones and those that ended in the last 24 hours"`
+	All    bool   `json:"all,omitempty" jsonschema:"list every task kept, not only the running ones and those that ended in the last 24 hours"`
+	Target string `json:"target,omitempty" jsonschema:"the target whose tasks to list"`
 }
 
 // Structured is the structuredContent of bash, bash_output and bash_kill (README "MCP server"): the
@@ -119,6 +124,14 @@ func (s *Server) addTools() {
 	yes := true
 	bashInput := schema[BashArgs](map[string]float64{"timeout": 0, "head": 0, "tail": 0, "yield_seconds": 0})
 	bashInput.Properties["cwd"].Description = cwd
+	bashInput.Properties["target"].Description = s.targetDescription("where to run the command")
+	outputInput := taskIDSchema(schema[OutputArgs](map[string]float64{"wait_seconds": 0}))
+	killInput := taskIDSchema(schema[KillArgs](nil))
+	tasksInput := schema[TasksArgs](nil)
+	for _, sc := range []*jsonschema.Schema{outputInput, killInput} {
+		sc.Properties["target"].Description = s.targetDescription("the target the task was started on (task ids are per target)")
+	}
+	tasksInput.Properties["target"].Description = s.targetDescription("the target whose tasks to list")
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash", Title: "Run a shell command",
 		Description:  fmt.Sprintf(bashDescription, session, result.FormatSeconds(s.timeout()), window),
@@ -129,24 +142,53 @@ func (s *Server) addTools() {
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_output", Title: "Read a background task's output",
 		Description:  fmt.Sprintf(outputDescription, window),
-		InputSchema:  taskIDSchema(schema[OutputArgs](map[string]float64{"wait_seconds": 0})),
+		InputSchema:  outputInput,
 		OutputSchema: outputSchema[Structured](),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.output)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_kill", Title: "Stop a background task",
 		Description:  killDescription,
-		InputSchema:  taskIDSchema(schema[KillArgs](nil)),
+		InputSchema:  killInput,
 		OutputSchema: outputSchema[Structured](),
 		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true},
 	}, s.kill)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_tasks", Title: "List background tasks",
 		Description:  tasksDescription,
-		InputSchema:  schema[TasksArgs](nil),
+		InputSchema:  tasksInput,
 		OutputSchema: outputSchema[TaskList](),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.tasks)
+}
+
+// targetDescription is the description of a tool's target argument: what it is (what), that it must be one
+// the server allows, which those are, and the default.
+func (s *Server) targetDescription(what string) string {
+	d := what + ": a target URI this server allows"
+	var allowed []string
+	for _, t := range s.o.Targets {
+		if !strings.HasPrefix(t, "cmd://") { // never from a call
+			allowed = append(allowed, t)
+		}
+	}
+	if len(allowed) > 0 {
+		d += " (" + strings.Join(allowed, ", ") + "; ssh://HOST allows that host with any user, port or directory)"
+	} else {
+		d += " (it allows none besides its own)"
+	}
+	return d + "; by default the server's own place. Tasks, sessions and files are per target"
+}
+
+// service is the service of a call's target: the server's own for "", else Options.For's.
+func (s *Server) service(target string) (*service.Service, error) {
+	switch {
+	case target == "":
+		return s.o.Service, nil
+	case s.o.For == nil:
+		return nil, fmt.Errorf("target %q: this server runs its commands in one place and takes no target", target)
+	}
+	return s.o.For(target)
 }
 
 // window is the output window of every call, bytes: the Runner's.
@@ -251,7 +293,7 @@ func arguments(req *mcp.CallToolRequest) json.RawMessage { return req.Params.Arg
 
 // bashArgs reads the arguments of a bash call.
 func bashArgs(raw json.RawMessage) (BashArgs, error) {
-	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds")
+	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds", "target")
 	b := BashArgs{ // the getters run in this order, so the first error is the first argument's
 		Command:         a.string("command", true),
 		Cwd:             a.string("cwd", false),
@@ -260,6 +302,7 @@ func bashArgs(raw json.RawMessage) (BashArgs, error) {
 		Tail:            a.lines("tail"),
 		RunInBackground: a.flag("run_in_background"),
 		YieldSeconds:    a.seconds("yield_seconds"),
+		Target:          a.string("target", false),
 	}
 	return b, a.check()
 }
@@ -286,6 +329,10 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	case a.RunInBackground && a.YieldSeconds != nil && *a.YieldSeconds > 0:
 		return toolResult(s.refuse(a.Command, a.Cwd, errors.New(texts.MCPBackgroundYield))), nil
 	}
+	svc, err := s.service(a.Target)
+	if err != nil {
+		return toolResult(s.refuse(a.Command, a.Cwd, err)), nil
+	}
 	r := s.o.Defaults
 	r.Command, r.Stdin, r.Session = a.Command, nil, ""
 	if c := connOf(ctx); c != nil {
@@ -309,9 +356,9 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	case a.RunInBackground:
 		// A task has no timeout unless the call gives one (reference §8).
 		r.Timeout = a.Timeout
-		return toolResult(s.o.Service.Start(ctx, r)), nil
+		return toolResult(svc.Start(ctx, r)), nil
 	case a.YieldSeconds != nil && *a.YieldSeconds > 0:
-		res := s.o.Service.Yield(ctx, r, *a.YieldSeconds)
+		res := svc.Yield(ctx, r, *a.YieldSeconds)
 		return toolResult(mcpYield(res)), nil
 	}
 	var obs executor.Observer
@@ -320,7 +367,7 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 		defer p.stop() // before the result goes out: no progress after it
 		obs = p.observe
 	}
-	return toolResult(s.o.Service.Run(ctx, r, obs)), nil
+	return toolResult(svc.Run(ctx, r, obs)), nil
 }
 
 // refuse is the error result of a bash call that will not run because of err.
@@ -345,42 +392,54 @@ func mcpYield(r result.Result) result.Result {
 }
 
 func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in := readArgs("bash_output", arguments(req), "task_id", "wait_seconds")
-	id, waitSeconds := in.taskID("task_id"), in.seconds("wait_seconds")
+	in := readArgs("bash_output", arguments(req), "task_id", "wait_seconds", "target")
+	id, waitSeconds, target := in.taskID("task_id"), in.seconds("wait_seconds"), in.string("target", false)
 	if err := in.check(); err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
 	if err := tasks.CheckID(id); err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
+	}
+	svc, err := s.service(target)
+	if err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
 	var wait float64
 	if waitSeconds != nil {
 		wait = *waitSeconds
 	}
-	r, _ := s.o.Service.Output(ctx, id, tasks.DefaultReader, wait, nil)
+	r, _ := svc.Output(ctx, id, tasks.DefaultReader, wait, nil)
 	return toolResult(r), nil
 }
 
 func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in := readArgs("bash_kill", arguments(req), "task_id")
-	id := in.taskID("task_id")
+	in := readArgs("bash_kill", arguments(req), "task_id", "target")
+	id, target := in.taskID("task_id"), in.string("target", false)
 	if err := in.check(); err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
 	if err := tasks.CheckID(id); err != nil {
 		return toolResult(tasks.ErrorResult(id, err)), nil
 	}
-	r, _ := s.o.Service.Kill(ctx, id, syscall.SIGTERM)
+	svc, err := s.service(target)
+	if err != nil {
+		return toolResult(tasks.ErrorResult(id, err)), nil
+	}
+	r, _ := svc.Kill(ctx, id, syscall.SIGTERM)
 	return toolResult(r), nil
 }
 
 func (s *Server) tasks(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	in := readArgs("bash_tasks", arguments(req), "all")
-	all := in.flag("all")
+	in := readArgs("bash_tasks", arguments(req), "all", "target")
+	all, target := in.flag("all"), in.string("target", false)
 	if err := in.check(); err != nil {
 		return taskListError(err), nil
 	}
-	rows, err := s.o.Service.Tasks(ctx, all)
+	svc, err := s.service(target)
+	if err != nil {
+		return taskListError(err), nil
+	}
+	rows, err := svc.Tasks(ctx, all)
 	if err != nil {
 		return taskListError(fmt.Errorf("list tasks: %w", err)), nil
 	}

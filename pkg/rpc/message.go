@@ -142,8 +142,11 @@ const MaxArtifactChunk = 4 << 20
 // Message is one decoded request: its canonical id, its type and the fields of that type (exactly one of
 // the pointers is set).
 type Message struct {
-	ID     json.RawMessage // canonical JSON ("null" when there was none); equal ids have equal bytes
-	Type   string
+	ID   json.RawMessage // canonical JSON ("null" when there was none); equal ids have equal bytes
+	Type string
+	// Target is the place the request is for (README "Targets"): a target URI, "" for the server's own.
+	// abort_bash and hello have none (an abort's target is the id of the request to abort).
+	Target string
 	Bash   *Bash // bash and start
 	Abort  *Abort
 	Output *Output
@@ -167,16 +170,18 @@ func (e *DecodeError) Error() string { return e.Msg }
 // The wire forms of the requests. Every one knows id and type; the key check refuses anything else.
 type (
 	bashWire struct {
-		ID   json.RawMessage `json:"id"`
-		Type string          `json:"type"`
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target string          `json:"target"`
 		request.Command
 		Background bool     `json:"background"`
 		Yield      *float64 `json:"yield"`
 		Stream     bool     `json:"stream"`
 	}
 	startWire struct {
-		ID   json.RawMessage `json:"id"`
-		Type string          `json:"type"`
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target string          `json:"target"`
 		request.Command
 	}
 	abortWire struct {
@@ -189,6 +194,7 @@ type (
 	outputWire struct {
 		ID     json.RawMessage `json:"id"`
 		Type   string          `json:"type"`
+		Target string          `json:"target"`
 		TaskID string          `json:"taskId"`
 		Wait   *float64        `json:"wait"`
 		Reader *string         `json:"reader"`
@@ -196,38 +202,45 @@ type (
 	killWire struct {
 		ID     json.RawMessage `json:"id"`
 		Type   string          `json:"type"`
+		Target string          `json:"target"`
 		TaskID string          `json:"taskId"`
 		Signal *string         `json:"signal"`
 	}
 	waitWire struct {
 		ID      json.RawMessage `json:"id"`
 		Type    string          `json:"type"`
+		Target  string          `json:"target"`
 		TaskID  string          `json:"taskId"`
 		Timeout *float64        `json:"timeout"`
 	}
 	tasksWire struct {
-		ID   json.RawMessage `json:"id"`
-		Type string          `json:"type"`
-		All  bool            `json:"all"`
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target string          `json:"target"`
+		All    bool            `json:"all"`
 	}
 	pruneWire struct {
 		ID        json.RawMessage `json:"id"`
 		Type      string          `json:"type"`
+		Target    string          `json:"target"`
 		OlderThan float64         `json:"olderThan"`
 	}
 	listWire struct {
-		ID   json.RawMessage `json:"id"`
-		Type string          `json:"type"`
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target string          `json:"target"`
 	}
 	sessionWire struct {
 		ID     json.RawMessage `json:"id"`
 		Type   string          `json:"type"`
+		Target string          `json:"target"`
 		Name   string          `json:"name"`
 		Values bool            `json:"values"`
 	}
 	artifactWire struct {
 		ID         json.RawMessage `json:"id"`
 		Type       string          `json:"type"`
+		Target     string          `json:"target"`
 		ArtifactID string          `json:"artifactId"`
 		Raw        bool            `json:"raw"`
 		Offset     int64           `json:"offset"`
@@ -312,6 +325,7 @@ var wants = map[string]string{
 	"resolved":    "the settled half of a command, as another agentbash sends it (an object)",
 	"protocol":    "the protocol version (an integer)",
 	"request":     "the id of the request to abort",
+	"target":      "a target URI (a string such as \"ssh://build\"), one the server allows",
 }
 
 // Decode parses one request line (reference §7.2): a JSON object whose "type" names the request and whose
@@ -357,6 +371,12 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 		}
 	}
 	m := Message{ID: id, Type: typ}
+	if raw, ok := obj["target"]; ok && typ != TypeAbort && typ != TypeHello {
+		// Null is left out; which targets the server allows is its own to say when it serves the request.
+		if json.Unmarshal(raw, &m.Target) != nil {
+			return bad(typ, "target: want %s, got %s", wants["target"], raw)
+		}
+	}
 	var err error
 	switch typ {
 	case TypeBash:

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -49,10 +50,14 @@ const (
 // not keep its memory for the life of the server.
 const bigBuffer = 1 << 20
 
-// Server serves rpc requests with one service (and its executor: the place the commands run). Its fields are
-// set before Serve.
+// Server serves rpc requests with one service (and its executor: the place the commands run), and, when For
+// is set, with the service of the target a request names. Its fields are set before Serve.
 type Server struct {
 	Service *service.Service
+	// For, when set, is the service of a request's "target" (README "Targets"): the server's own for "",
+	// another target's when the server allows it (service.Places.For), else an error naming the target,
+	// which is the request's error response. Unset, a request naming a target is refused.
+	For func(target string) (*service.Service, error)
 	// Defaults are the fields of every bash and start request that the request does not give (the rpc
 	// command's run flags: cwd, head, tail, noNormalize, session).
 	Defaults request.Command
@@ -65,7 +70,8 @@ type Server struct {
 // call is one request being served.
 type call struct {
 	m      Message
-	seq    uint64 // arrival order
+	svc    *service.Service // the service of its target
+	seq    uint64           // arrival order
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	q      *queue // the session queue it waits in; nil once it runs
@@ -74,8 +80,14 @@ type call struct {
 // queue is one session's requests in arrival order; a drain goroutine runs them one at a time while the
 // queue is not empty, and it is dropped when it is.
 type queue struct {
-	name  string
+	key   placed
 	calls []*call
+}
+
+// placed names a session or a task on one place: names and ids are per target.
+type placed struct {
+	svc  *service.Service
+	name string
 }
 
 // loop is one Serve: what runs, what waits, the writer and the task watcher.
@@ -93,9 +105,9 @@ type loop struct {
 	mu      sync.Mutex
 	seq     uint64
 	calls   map[*call]struct{} // abortable: queued, or a foreground bash running
-	queues  map[string]*queue  // the sessions with requests running or queued
+	queues  map[placed]*queue  // the sessions with requests running or queued
 	closing bool
-	tasks   map[string]struct{} // tasks started here whose end was not pushed yet
+	tasks   map[placed]struct{} // tasks started here whose end was not pushed yet
 	watcher bool                // the watch goroutine runs
 	stop    chan struct{}       // ends the watcher at shutdown
 	wg      sync.WaitGroup      // calls not answered yet
@@ -107,7 +119,7 @@ type loop struct {
 // case. The error is a failed read or write.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	l := &loop{s: s, out: out, broken: make(chan struct{}), calls: map[*call]struct{}{},
-		queues: map[string]*queue{}, tasks: map[string]struct{}{}, stop: make(chan struct{})}
+		queues: map[placed]*queue{}, tasks: map[placed]struct{}{}, stop: make(chan struct{})}
 	l.base, l.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
 	read := make(chan error, 1)
 	go func() { read <- l.read(in) }()
@@ -195,22 +207,28 @@ func (l *loop) dispatch(line []byte) {
 		l.hello(m)
 		return
 	}
+	svc, err := l.s.service(m.Target)
+	if err != nil {
+		l.send(Response{ID: m.ID, Type: TypeResponse, Command: m.Type, Error: err.Error()})
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closing {
 		return // a request read after a signal: nobody will run it
 	}
 	l.seq++
-	c := &call{m: m, seq: l.seq}
+	c := &call{m: m, svc: svc, seq: l.seq}
 	c.ctx, c.cancel = context.WithCancelCause(l.base)
 	l.wg.Add(1)
 	if m.Bash != nil && m.Bash.Session != "" {
 		// Requests of one session run in arrival order (reference §7.2), one at a time; queued ones can be
 		// aborted without running.
-		q := l.queues[m.Bash.Session]
+		key := placed{svc, m.Bash.Session}
+		q := l.queues[key]
 		if q == nil {
-			q = &queue{name: m.Bash.Session}
-			l.queues[q.name] = q
+			q = &queue{key: key}
+			l.queues[key] = q
 			go l.drain(q)
 		}
 		q.calls = append(q.calls, c)
@@ -232,7 +250,7 @@ func (l *loop) drain(q *queue) {
 	for {
 		l.mu.Lock()
 		if len(q.calls) == 0 {
-			delete(l.queues, q.name)
+			delete(l.queues, q.key)
 			l.mu.Unlock()
 			return
 		}
@@ -313,7 +331,7 @@ func (l *loop) abort(id, target json.RawMessage) {
 // cancelQueued answers a request taken out of its session's queue: cancelled, never run.
 func (l *loop) cancelQueued(c *call) {
 	c.cancel(ErrAborted)
-	l.respond(c, l.s.Service.Cancelled(c.m.Bash.Command))
+	l.respond(c, c.svc.Cancelled(c.m.Bash.Command))
 	l.wg.Done()
 }
 
@@ -343,7 +361,7 @@ func (l *loop) shutdown(cause error) {
 // bash runs a bash or start request: in the foreground (streaming updates when asked), as a task, or
 // in the foreground until its yield.
 func (l *loop) bash(c *call) {
-	b, svc := c.m.Bash, l.s.Service
+	b, svc := c.m.Bash, c.svc
 	var r result.Result
 	switch {
 	case c.ctx.Err() != nil:
@@ -366,34 +384,34 @@ func (l *loop) bash(c *call) {
 	}
 	l.respond(c, r)
 	if r.Details.Status == result.StatusRunning && r.Details.TaskID != "" {
-		l.watch(r.Details.TaskID)
+		l.watch(placed{svc, r.Details.TaskID})
 	}
 }
 
 // output serves an output request: a read, waiting up to its wait for something new.
 func (l *loop) output(c *call) {
 	o := c.m.Output
-	r, err := l.s.Service.Output(c.ctx, o.TaskID, o.Reader, o.Wait, nil)
+	r, err := c.svc.Output(c.ctx, o.TaskID, o.Reader, o.Wait, nil)
 	l.respondTask(c, r, err)
 }
 
 // kill serves a kill request: it returns once the task's tree is gone (or after the executor's limit).
 func (l *loop) kill(c *call) {
 	k := c.m.Kill
-	r, err := l.s.Service.Kill(c.ctx, k.TaskID, k.Signal)
+	r, err := c.svc.Kill(c.ctx, k.TaskID, k.Signal)
 	l.respondTask(c, r, err)
 }
 
 // wait serves a wait request: the final result, or the running status after its timeout.
 func (l *loop) wait(c *call) {
 	w := c.m.Wait
-	r, err := l.s.Service.Wait(c.ctx, w.TaskID, w.Timeout)
+	r, err := c.svc.Wait(c.ctx, w.TaskID, w.Timeout)
 	l.respondTask(c, r, err)
 }
 
 // list serves a tasks request: the rows `agentbash tasks --json` prints.
 func (l *loop) list(c *call) {
-	rows, err := l.s.Service.Tasks(c.ctx, c.m.Tasks.All)
+	rows, err := c.svc.Tasks(c.ctx, c.m.Tasks.All)
 	if err != nil {
 		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error()})
 		return
@@ -440,14 +458,14 @@ func (l *loop) logf(format string, a ...any) {
 	}
 }
 
-// watch adds task id to those whose end is pushed as a task_done event.
-func (l *loop) watch(id string) {
+// watch adds task t to those whose end is pushed as a task_done event; its record is read on its target.
+func (l *loop) watch(t placed) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closing {
 		return
 	}
-	l.tasks[id] = struct{}{}
+	l.tasks[t] = struct{}{}
 	if !l.watcher {
 		l.watcher = true
 		go l.watchTasks()
@@ -466,26 +484,23 @@ func (l *loop) watchTasks() {
 		case <-tick.C:
 		}
 		l.mu.Lock()
-		ids := make([]string, 0, len(l.tasks))
-		for id := range l.tasks {
-			ids = append(ids, id)
-		}
+		watched := slices.Collect(maps.Keys(l.tasks))
 		l.mu.Unlock()
-		slices.Sort(ids)
-		var ended []string
-		for _, id := range ids {
-			r, err := l.s.Service.Wait(l.base, id, time.Nanosecond.Seconds()) // its state now, not waiting
+		slices.SortFunc(watched, func(a, b placed) int { return cmp.Compare(a.name, b.name) })
+		var ended []placed
+		for _, t := range watched {
+			r, err := t.svc.Wait(l.base, t.name, time.Nanosecond.Seconds()) // its state now, not waiting
 			switch {
-			case err != nil: // removed (pruned) meanwhile: nothing to report
-				ended = append(ended, id)
+			case err != nil: // removed (pruned) meanwhile, or its target lost: nothing to report
+				ended = append(ended, t)
 			case r.Details.Status != result.StatusRunning:
-				l.send(TaskDone{Type: TypeTaskDone, TaskID: id, Data: r})
-				ended = append(ended, id)
+				l.send(TaskDone{Type: TypeTaskDone, TaskID: t.name, Data: r})
+				ended = append(ended, t)
 			}
 		}
 		l.mu.Lock()
-		for _, id := range ended {
-			delete(l.tasks, id)
+		for _, t := range ended {
+			delete(l.tasks, t)
 		}
 		if len(l.tasks) == 0 {
 			l.watcher = false
@@ -494,4 +509,15 @@ func (l *loop) watchTasks() {
 		}
 		l.mu.Unlock()
 	}
+}
+
+// service is the service of a request's target: the server's own for "", else For's.
+func (s *Server) service(target string) (*service.Service, error) {
+	switch {
+	case target == "":
+		return s.Service, nil
+	case s.For == nil:
+		return nil, fmt.Errorf("target %q: this server runs its commands in one place and takes no target", target)
+	}
+	return s.For(target)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/executor"
 	lcl "github.com/agentbash/agentbash/pkg/local"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/service"
@@ -79,12 +80,21 @@ const guard = 30 * time.Second
 
 func serve(t *testing.T) *served {
 	t.Helper()
+	return serveWith(t, nil)
+}
+
+// serveWith is serve with the server edited first.
+func serveWith(t *testing.T, edit func(s *Server, dir string)) *served {
+	t.Helper()
 	dir := t.TempDir()
 	local := &supervisor.Local{Spares: 1}
 	t.Cleanup(func() { local.Close() })
 	exe := lcl.New(lcl.Config{ArtifactDir: filepath.Join(dir, "artifacts"), SessionDir: filepath.Join(dir, "sessions"),
 		TaskDir: filepath.Join(dir, "tasks"), KillLimit: 10 * time.Second, Supervisors: local})
 	s := &Server{Service: service.New(service.Config{Timeout: 60, KillGrace: 1}, exe)}
+	if edit != nil {
+		edit(s, dir)
+	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ss := &served{t: t, in: inW, lines: make(chan msg, 1000), served: make(chan error, 1), dir: dir}
@@ -495,5 +505,78 @@ func TestTaskRequests(t *testing.T) {
 	}
 	if done := s.next(); done.Type != TypeTaskDone || done.TaskID != r.Details.TaskID {
 		t.Errorf("task_done of the yielded run: %+v", done)
+	}
+}
+
+// TestTargets: a request's target picks the service of that place (here a second local place with its own
+// directories and PLACE=second in its shell environment, opened as the allowed target ssh://second): its
+// command runs there, its task is watched and reached there, and only there; a target the server does not
+// allow is an error response naming it, cmd:// even when listed; abort_bash's target stays a request id.
+func TestTargets(t *testing.T) {
+	s := serveWith(t, func(s *Server, dir string) {
+		places := service.NewPlaces(s.Service, "", []string{"ssh://second", "cmd://sh"}, func(string) (executor.Executor, error) {
+			d := filepath.Join(dir, "second")
+			return lcl.New(lcl.Config{ArtifactDir: filepath.Join(d, "artifacts"), SessionDir: filepath.Join(d, "sessions"),
+				TaskDir: filepath.Join(d, "tasks"), KillLimit: 10 * time.Second, ShellEnv: []string{"PLACE=second"}}), nil
+		})
+		t.Cleanup(func() { _ = places.Close() })
+		s.For = places.For
+	})
+	for _, tc := range []struct{ line, want string }{
+		{`{"id":1,"type":"bash","command":"echo ${PLACE:-own}","target":"ssh://second"}`, "second"},
+		{`{"id":2,"type":"bash","command":"echo ${PLACE:-own}","target":"local"}`, "own"},
+		{`{"id":3,"type":"bash","command":"echo ${PLACE:-own}"}`, "own"},
+	} {
+		s.send(tc.line)
+		if m := s.next(); !m.Success || m.result(t).text() != tc.want {
+			t.Errorf("%s: %+v %q", tc.line, m, m.result(t).text())
+		}
+	}
+	for _, tc := range []struct{ line, want string }{
+		{`{"id":4,"type":"bash","command":"echo hi","target":"ssh://other"}`, `target "ssh://other": not allowed`},
+		{`{"id":5,"type":"tasks","target":"docker://x"}`, `target "docker://x": not allowed`},
+		{`{"id":6,"type":"session_list","target":"ssh://second.example"}`, `in targets.allowed of the config file`},
+		{`{"id":7,"type":"start","command":"echo hi","target":"cmd://sh"}`, `target "cmd://sh": a request never names a cmd:// target`},
+		{`{"id":8,"type":"output","taskId":"1","target":7}`, `target: want a target URI`},
+	} {
+		s.send(tc.line)
+		if m := s.next(); m.Success || !strings.Contains(m.Error, tc.want) {
+			t.Errorf("%s: %+v", tc.line, m)
+		}
+	}
+
+	// abort_bash's target is the id of a request, even one that reads as a URI.
+	s.send(`{"id":"ssh://second","type":"bash","command":"sleep 30"}`, `{"id":"a","type":"abort_bash","target":"ssh://second"}`)
+	m, _ := s.response(`"a"`)
+	if string(m.Data) != `{"aborted":["ssh://second"]}` {
+		t.Errorf("abort: %+v", m)
+	}
+	if m, _ := s.response(`"ssh://second"`); m.result(t).Details.Status != "cancelled" {
+		t.Errorf("the aborted request: %s", m.Data)
+	}
+
+	// A task started on the target: its end is pushed (read there), and only its target finds it.
+	s.send(`{"id":"t","type":"start","command":"echo $PLACE; exit 3","target":"ssh://second"}`)
+	m = s.next()
+	id := m.result(t).Details.TaskID
+	if !m.Success || id == "" {
+		t.Fatalf("start on the target: %+v", m)
+	}
+	if done := s.next(); done.Type != TypeTaskDone || done.TaskID != id || *done.result(t).Details.ExitCode != 3 {
+		t.Errorf("task_done: %+v", done)
+	}
+	s.send(fmt.Sprintf(`{"id":"o","type":"output","taskId":%q,"target":"ssh://second"}`, id))
+	if m := s.next(); !m.Success || !strings.HasPrefix(m.result(t).text(), "second") {
+		t.Errorf("output on the target: %+v", m)
+	}
+	s.send(fmt.Sprintf(`{"id":"w","type":"wait","taskId":%q}`, id))
+	if m := s.next(); m.Success || !strings.Contains(m.Error, "no such task") {
+		t.Errorf("wait on the server's own place: %+v", m)
+	}
+	s.send(`{"id":"r","type":"start","command":"exec sleep 300","target":"ssh://second"}`)
+	id = s.next().result(t).Details.TaskID
+	s.send(fmt.Sprintf(`{"id":"k","type":"kill","taskId":%q,"target":"ssh://second"}`, id))
+	if m, _ := s.response(`"k"`); !m.Success || !strings.Contains(string(m.Data), `"killed":true`) {
+		t.Errorf("kill on the target: %+v", m)
 	}
 }

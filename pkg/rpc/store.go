@@ -22,7 +22,7 @@ type Removed struct {
 
 // store serves a request to the place's stores: tasks_prune, session_*, artifact*.
 func (l *loop) store(c *call) {
-	st, svc := c.m.Store, l.s.Service
+	st, svc := c.m.Store, c.svc
 	var data any
 	var err error
 	switch st.Op {
