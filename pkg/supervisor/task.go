@@ -143,7 +143,7 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 	defer look.Stop()
 	var lifetime <-chan time.Time
 	if d.rec.MaxLifetime > 0 {
-		t := time.NewTimer(time.Until(d.rec.StartedAt.Add(time.Duration(d.rec.MaxLifetime * float64(time.Second)))))
+		t := time.NewTimer(time.Until(d.rec.StartedAt.Add(run.Seconds(d.rec.MaxLifetime))))
 		defer t.Stop()
 		lifetime = t.C
 	}
