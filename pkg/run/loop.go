@@ -145,10 +145,10 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	}
 	if state == nil {
 		grace, sig := spec.KillGrace, unix.SIGTERM
-		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
+		if g, ok := errors.AsType[KillGraceCause](context.Cause(ctx)); ok && out.Cancelled {
 			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: reference §11)
 		}
-		if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok && out.Cancelled {
+		if k, ok := errors.AsType[KillSignalCause](context.Cause(ctx)); ok && out.Cancelled {
 			sig = k.KillSignal() // `agentbash kill --signal` of a task (reference §8)
 		}
 		state = terminate(pid, exited, grace, sig)

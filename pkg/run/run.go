@@ -21,6 +21,8 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -75,6 +77,21 @@ type Streams struct {
 // a [Spec]'s durations.
 func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// KillGraceCause is a cancel cause (context.Cause) that says how long its cancel's kill grace is, the time
+// between SIGTERM and SIGKILL, instead of the run's [Spec.KillGrace]: a client that went away gets a
+// short one (reference §11). It is found with errors.As, so a cause that wraps one keeps its grace.
+type KillGraceCause interface {
+	error
+	KillGrace() time.Duration
+}
+
+// KillSignalCause is a cancel cause that names the signal the tree gets first instead of SIGTERM (`agentbash
+// kill --signal` of a task, reference §8). It is found with errors.As.
+type KillSignalCause interface {
+	error
+	KillSignal() unix.Signal
+}
+
 // Outcome is how a run ended. Timeout and cancel are outcomes, not errors.
 type Outcome struct {
 	// ExitCode is the shell's exit status, or -1 when it died of a signal or has no status.
@@ -118,7 +135,8 @@ type Starter interface {
 	Resolve(shell, dir string) (Target, error)
 	// Start starts spec with s and returns once the command really runs, or the error that kept it from
 	// starting (ErrShellNotFound, ErrWrapperNotFound, a command no shell can take). Cancelling ctx while
-	// the command runs kills its tree as a cancel (TERM → KillGrace → KILL); the Process still reports how it ended.
+	// the command runs kills its tree as a cancel (TERM → KillGrace → KILL, or what a [KillGraceCause] or
+	// [KillSignalCause] says); the Process still reports how it ended.
 	Start(ctx context.Context, spec Spec, s Streams) (Process, error)
 }
 

@@ -285,6 +285,57 @@ func TestRunCancel(t *testing.T) {
 	}
 }
 
+// graceCause and signalCause are cancel causes that name a kill grace and a first signal, as a
+// supervisor's are (a client gone, `agentbash kill --signal`).
+type graceCause time.Duration
+
+func (graceCause) Error() string              { return "gone" }
+func (g graceCause) KillGrace() time.Duration { return time.Duration(g) }
+
+type signalCause unix.Signal
+
+func (signalCause) Error() string             { return "killed" }
+func (c signalCause) KillSignal() unix.Signal { return unix.Signal(c) }
+
+// A cancel cause is found through the errors that wrap it (errors.As): its grace replaces the spec's, its
+// signal SIGTERM.
+func TestRunCancelCauseWrapped(t *testing.T) {
+	for _, tc := range []struct {
+		name, command string
+		cause         error
+		want          string // the signal the shell died of
+	}{
+		// SIGTERM is ignored: only the cause's short grace ends it, with SIGKILL, instead of the spec's hour.
+		{"grace", `trap "" TERM; echo started; exec sleep 300`, graceCause(100 * time.Millisecond), "SIGKILL"},
+		{"signal", `echo started; exec sleep 300`, signalCause(unix.SIGINT), "SIGINT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out buffer
+			j := spec(t, tc.command, &out)
+			j.KillGrace = time.Hour
+			ctx, cancel := context.WithCancelCause(context.Background())
+			j.Started = func(int) {
+				go func() {
+					for !strings.Contains(out.String(), "started") {
+						time.Sleep(10 * time.Millisecond)
+					}
+					cancel(fmt.Errorf("wrapped: %w", tc.cause))
+				}()
+			}
+			done := make(chan Outcome, 1)
+			go func() { o, _ := loop(ctx, j); done <- o }()
+			select {
+			case o := <-done:
+				if !o.Cancelled || o.Signal != tc.want {
+					t.Errorf("outcome %+v, want cancelled by %s", o, tc.want)
+				}
+			case <-time.After(30 * time.Second): // a bound against the hour, not a timing assertion
+				t.Fatal("the run waits for the spec's grace: the wrapped cause was not found")
+			}
+		})
+	}
+}
+
 func TestRunNoControllingTerminal(t *testing.T) {
 	var out buffer
 	o, _ := loop(context.Background(), spec(t, `read -r x < /dev/tty; echo rc=$?`, &out))

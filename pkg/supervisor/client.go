@@ -738,10 +738,10 @@ func (p *child) Close() error {
 }
 
 // cancelRequest is the "cancel" of a run whose context ended with cause: with the grace the cause names
-// (a KillGrace method, as run.Loop honours it in process), else the spec's.
+// (a run.KillGraceCause, as run.Loop honours it in process), else the spec's.
 func cancelRequest(cause error) Request {
 	req := Request{Op: OpCancel}
-	if g, ok := cause.(interface{ KillGrace() time.Duration }); ok {
+	if g, ok := errors.AsType[run.KillGraceCause](cause); ok {
 		grace := max(g.KillGrace(), 0)
 		req.KillGrace = &grace
 	}

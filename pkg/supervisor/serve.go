@@ -30,6 +30,13 @@ const liveQueueBytes = 1 << 20
 // ClientGoneGrace later, SIGKILL.
 var errClientGone = clientGone{}
 
+// The cancel causes of a supervisor's runs, as run.Loop takes them.
+var (
+	_ run.KillGraceCause  = clientGone{}
+	_ run.KillSignalCause = cancelled{}
+	_ run.KillGraceCause  = cancelledWithGrace{}
+)
+
 type clientGone struct{}
 
 func (clientGone) Error() string            { return "the client went away" }

@@ -11,7 +11,7 @@
 // The protocol is JSON, one object per message, on the socket: the client sends a [Request] with Op
 // "start" first, carrying the [run.Spec] as it is (its file descriptors, such as the command's stdin,
 // travel in one SCM_RIGHTS message just before it), then "cancel" when it wants the run killed (with the
-// grace its context's cancel cause names, as [run.Loop] takes it); the supervisor
+// grace its context's cancel cause names, a [run.KillGraceCause], as [run.Loop] takes it); the supervisor
 // sends "output" events (only when live output was asked for) and one "done" [Event] with the outcome and
 // the sink's summary. Then it exits,
 // or — when the client offered reuse in its start request and the run left nothing behind (the done event

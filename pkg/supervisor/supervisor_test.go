@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -290,6 +291,7 @@ func TestCancelRequest(t *testing.T) {
 		{graceCause(500 * time.Millisecond), `{"op":"cancel","killGrace":500000000}`},
 		{graceCause(0), `{"op":"cancel","killGrace":0}`},
 		{graceCause(-time.Second), `{"op":"cancel","killGrace":0}`},
+		{fmt.Errorf("wrapped: %w", graceCause(250*time.Millisecond)), `{"op":"cancel","killGrace":250000000}`},
 	} {
 		b, err := json.Marshal(cancelRequest(tc.cause))
 		if err != nil || string(b) != tc.want {

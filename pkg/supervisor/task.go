@@ -161,7 +161,7 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 		case <-look.C:
 		case <-ctx.Done():
 			sig := unix.SIGTERM
-			if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok {
+			if k, ok := errors.AsType[run.KillSignalCause](context.Cause(ctx)); ok {
 				sig = k.KillSignal()
 			}
 			d.endLeftovers(sig, grace, false)
