@@ -57,7 +57,7 @@ func Execute(info BuildInfo, exit func(int), args []string) {
 		// and the loading of the config; runRun takes it. One left unused ends when its socket closes with
 		// this process.
 		if spare = supervisor.TakeEarly(); spare == nil {
-			spare = &supervisor.Local{}
+			spare = &supervisor.Pool{}
 			spare.Prewarm()
 		}
 		go relay.once.Do(relay.install) // off the run's path: its handleSignals waits for it

@@ -34,7 +34,7 @@ import (
 )
 
 // spare is the executor whose supervisor Execute started ahead for a `run` (see Execute).
-var spare *supervisor.Local
+var spare *supervisor.Pool
 
 type runFlags struct {
 	file        string
@@ -156,7 +156,7 @@ func serviceConfig(cfg config.Config, cfgWarnings, flagEnv []string) service.Con
 
 // localConfig is this machine's settings as a place: the shell, its environment, the directories; sup
 // starts the supervisors (nil: one process per run).
-func localConfig(cfg config.Config, sup run.Executor) local.Config {
+func localConfig(cfg config.Config, sup run.Starter) local.Config {
 	return local.Config{
 		Shell: cfg.Shell.Path, ShellEnv: envList(cfg.Shell.Env),
 		Snapshot: cfg.Shell.Snapshot, SnapshotDir: config.SnapshotDir(),
@@ -169,7 +169,7 @@ func localConfig(cfg config.Config, sup run.Executor) local.Config {
 // newService is the service of one process over the place the config names (the target): this machine,
 // with sup starting its supervisors, or a target's executor (reference §15). Broken rules are said through
 // warn when it is set. The error is a target that cannot be opened (an unknown kind, a malformed URI).
-func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Executor, warn func(string)) (*service.Service, error) {
+func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Starter, warn func(string)) (*service.Service, error) {
 	sc := serviceConfig(cfg, cfgWarnings, flagEnv)
 	sc.Warn = warn
 	exe, err := openExecutor(cfg, sup)
@@ -180,7 +180,7 @@ func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Execut
 }
 
 // openExecutor is the executor of the config's target: this machine for "" and "local".
-func openExecutor(cfg config.Config, sup run.Executor) (executor.Executor, error) {
+func openExecutor(cfg config.Config, sup run.Starter) (executor.Executor, error) {
 	if cfg.Target == "" || cfg.Target == "local" {
 		return local.New(localConfig(cfg, sup)), nil
 	}
@@ -219,7 +219,7 @@ type server struct {
 // back), starts spares idle supervisors, and builds the service; broken rules are said on stderr.
 func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) (server, error) {
 	memlimit.Apply(memLimit)
-	pool := &supervisor.Local{Spares: spares}
+	pool := &supervisor.Pool{Spares: spares}
 	pool.Prewarm()
 	svc, err := newService(cfg, cfgWarnings, flagEnv, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
 	if err != nil {
@@ -248,7 +248,7 @@ func (f runFlags) request(command string) request.Command {
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	pool := spare // started by Execute, when it runs a process of its own
 	if pool == nil {
-		pool = &supervisor.Local{}
+		pool = &supervisor.Pool{}
 		defer pool.Close()
 	}
 	command, err := commandText(ios, f, args)

@@ -18,10 +18,10 @@ import (
 	"github.com/agentbash/agentbash/pkg/texts"
 )
 
-// fakeExecutor is a backend with no processes: it "runs" a command by writing the output it was given into
-// a sink built from the request's options, as a real backend's supervisor does. It records what the
-// pipeline asked for.
-type fakeExecutor struct {
+// fakeStarter is a run.Starter with no processes: it "runs" a command by writing the output it was given
+// into a sink built from the spec's options, as a real supervisor does. It records what the executor
+// asked for.
+type fakeStarter struct {
 	target    run.Target
 	resolveTo error
 	startErr  error
@@ -29,31 +29,37 @@ type fakeExecutor struct {
 	exit      int    // its exit code
 	hang      bool   // run until cancelled
 	mu        sync.Mutex
-	requests  []run.Request // what Start got
-	resolved  [][2]string   // what Resolve got
+	starts    []started   // what Start got
+	resolved  [][2]string // what Resolve got
 }
 
-func (f *fakeExecutor) Resolve(shell, dir string) (run.Target, error) {
+// started is what one Start got.
+type started struct {
+	run.Spec
+	run.Streams
+}
+
+func (f *fakeStarter) Resolve(shell, dir string) (run.Target, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resolved = append(f.resolved, [2]string{shell, dir})
 	return f.target, f.resolveTo
 }
 
-func (f *fakeExecutor) Start(ctx context.Context, r run.Request) (run.Process, error) {
+func (f *fakeStarter) Start(ctx context.Context, spec run.Spec, s run.Streams) (run.Process, error) {
 	f.mu.Lock()
-	f.requests = append(f.requests, r)
+	f.starts = append(f.starts, started{spec, s})
 	f.mu.Unlock()
 	if f.startErr != nil {
 		return nil, f.startErr
 	}
-	return &fakeProcess{f: f, ctx: ctx, r: r}, nil
+	return &fakeProcess{f: f, ctx: ctx, r: started{spec, s}}, nil
 }
 
 type fakeProcess struct {
-	f   *fakeExecutor
+	f   *fakeStarter
 	ctx context.Context
-	r   run.Request
+	r   started
 }
 
 func (p *fakeProcess) Pid() int { return 4242 }
@@ -80,10 +86,10 @@ func (p *fakeProcess) Wait() (run.Outcome, error) {
 // The whole pipeline runs through the seam: the backend resolves the target, gets the normalized command
 // with the environment as layers and the sink's options, and its outcome becomes the result.
 func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
-	fake := &fakeExecutor{target: run.Target{Shell: "/container/bin/bash", Dir: "/app"},
+	fake := &fakeStarter{target: run.Target{Shell: "/container/bin/bash", Dir: "/app"},
 		output: "one\ntwo\nthree\n", exit: 3}
 	c := config(t)
-	c.Executor, c.Shell, c.Env, c.Prefix = fake, "bash", []string{"A=1"}, "set -o pipefail;"
+	c.Supervisors, c.Shell, c.Env, c.Prefix = fake, "bash", []string{"A=1"}, "set -o pipefail;"
 	var live strings.Builder
 	r := newRunner(c).Run(context.Background(), Request{Command: "  make 2>&1 | tail -n 2 ", Cwd: "/app",
 		Env: map[string]string{"B": "2"}}, func(l run.LiveText) { live.WriteString(l.Text) })
@@ -91,8 +97,8 @@ func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
 	if len(fake.resolved) != 1 || fake.resolved[0] != [2]string{"bash", "/app"} {
 		t.Errorf("Resolve got %v; want the shell and cwd as requested (the backend resolves them)", fake.resolved)
 	}
-	req := fake.requests[0]
-	if req.Command != "set -o pipefail; make 2>&1" || req.Target.Dir != "/app" || req.Output.Tail != 2 || req.Output.Head != -1 {
+	req := fake.starts[0]
+	if req.Command != "set -o pipefail; make 2>&1" || req.Dir != "/app" || req.Output.Tail != 2 || req.Output.Head != -1 {
 		t.Errorf("request %+v", req)
 	}
 	if !slices.Contains(req.Env, "PWD=/app") || !slices.Contains(req.Env, "A=1") || req.Env[len(req.Env)-1] != "B=2" {
@@ -116,34 +122,34 @@ func TestPipelineRunsThroughTheExecutorSeam(t *testing.T) {
 func TestExecutorSeamErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		fake *fakeExecutor
+		fake *fakeStarter
 		text string
 	}{
-		{"bad cwd", &fakeExecutor{target: run.Target{Dir: "/nope"}, resolveTo: &run.DirError{Text: "Working directory does not exist: /nope"}},
+		{"bad cwd", &fakeStarter{target: run.Target{Dir: "/nope"}, resolveTo: &run.DirError{Text: "Working directory does not exist: /nope"}},
 			"Working directory does not exist: /nope"},
-		{"no shell", &fakeExecutor{startErr: run.ErrShellNotFound}, "shell not found"},
+		{"no shell", &fakeStarter{startErr: run.ErrShellNotFound}, "shell not found"},
 	} {
 		c := config(t)
-		c.Executor = tc.fake
+		c.Supervisors = tc.fake
 		r := newRunner(c).Run(context.Background(), Request{Command: "true"}, nil)
 		if r.Details.Status != result.StatusError || r.Output != tc.text {
 			t.Errorf("%s: %+v %q", tc.name, r.Details, r.Output)
 		}
 	}
 	// A blocked command never reaches the backend.
-	fake := &fakeExecutor{}
+	fake := &fakeStarter{}
 	c := config(t)
-	c.Executor, c.Intercept, c.Tools, c.DefaultRules = fake, true, []string{"read"}, true
-	if r := newRunner(c).Run(context.Background(), Request{Command: "cat README.md"}, nil); r.Details.Status != result.StatusBlocked || len(fake.requests) != 0 {
-		t.Errorf("blocked: %+v, %d requests", r.Details, len(fake.requests))
+	c.Supervisors, c.Intercept, c.Tools, c.DefaultRules = fake, true, []string{"read"}, true
+	if r := newRunner(c).Run(context.Background(), Request{Command: "cat README.md"}, nil); r.Details.Status != result.StatusBlocked || len(fake.starts) != 0 {
+		t.Errorf("blocked: %+v, %d requests", r.Details, len(fake.starts))
 	}
 }
 
 // A cancel reaches the backend through the context, and the result says so with the signal (for the status).
 func TestExecutorSeamCancel(t *testing.T) {
-	fake := &fakeExecutor{target: run.Target{Shell: "/bin/bash", Dir: "/"}, output: "partial\n", hang: true}
+	fake := &fakeStarter{target: run.Target{Shell: "/bin/bash", Dir: "/"}, output: "partial\n", hang: true}
 	c := config(t)
-	c.Executor = fake
+	c.Supervisors = fake
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(50*time.Millisecond, func() { cancel(request.SignalCause{Signal: 2}) })
 	r := newRunner(c).Run(ctx, Request{Command: "sleep 60"}, nil)

@@ -42,15 +42,15 @@ type Config struct {
 	TaskDir     string // where task records live (§8)
 	// KillLimit bounds how long a task's kill waits for its tree to be gone.
 	KillLimit time.Duration
-	// Supervisors starts the supervisor of each run; nil is a supervisor process per run (supervisor.Local).
-	Supervisors run.Executor
+	// Supervisors starts the supervisor of each run; nil is a supervisor process per run (supervisor.Pool).
+	Supervisors run.Starter
 }
 
 // Executor runs commands on this machine. Its methods are safe for concurrent use; each run is supervised on
 // its own (§11).
 type Executor struct {
 	c     Config
-	sup   run.Executor
+	sup   run.Starter
 	owned bool // sup was made here, so Close ends it
 }
 
@@ -60,7 +60,7 @@ var _ executor.Executor = (*Executor)(nil)
 func New(c Config) *Executor {
 	e := &Executor{c: c, sup: c.Supervisors}
 	if e.sup == nil {
-		e.sup, e.owned = &supervisor.Local{}, true
+		e.sup, e.owned = &supervisor.Pool{}, true
 	}
 	for _, d := range []*string{&e.c.ArtifactDir, &e.c.SessionDir, &e.c.TaskDir} {
 		if abs, err := filepath.Abs(*d); err == nil && *d != "" {
@@ -128,12 +128,12 @@ func (e *Executor) execute(ctx context.Context, p prepared, obs executor.Observe
 	if p.done {
 		return p.finish()
 	}
-	in, rr := p.in, p.rr
+	in, streams := p.in, p.streams
 	streamed := obs != nil && in.Head < 0 && in.Tail < 0
 	if streamed {
-		rr.Live = obs
+		streams.Live = obs
 	}
-	outcome, err := run.Run(ctx, e.sup, rr)
+	outcome, err := run.Run(ctx, e.sup, p.spec, streams)
 	if err != nil {
 		in.Err = err
 		return p.finish()
@@ -153,13 +153,14 @@ func (e *Executor) execute(ctx context.Context, p prepared, obs executor.Observe
 	return res
 }
 
-// prepared is a request through the stages before execution: the result's input so far and the run
-// request, or done when the result is settled already (blocked, bad cwd, no shell).
+// prepared is a request through the stages before execution: the result's input so far and the run (its
+// spec and streams), or done when the result is settled already (blocked, bad cwd, no shell).
 type prepared struct {
-	in    *result.Input
-	rr    run.Request
-	done  bool
-	start time.Time
+	in      *result.Input
+	spec    run.Spec
+	streams run.Streams
+	done    bool
+	start   time.Time
 	// For a session's prelude: the explicit environment (shell.env, the request's layers), and the file
 	// BASH_ENV names without a session (the snapshot, or the user's own, which is kept for children).
 	explicit    []string
@@ -233,23 +234,21 @@ func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
 		}
 	}
 	env = append(env, p.explicit...)
-	p.rr = run.Request{
-		Command:   string(r.Run),
-		Target:    target,
+	p.spec = run.Spec{
+		Command:   r.Run,
+		Shell:     run.Raw(target.Shell),
+		Dir:       run.Raw(target.Dir),
 		Env:       env,
 		Wrapper:   r.Wrapper,
-		Timeout:   seconds(r.Timeout),
-		KillGrace: seconds(r.KillGrace),
+		Timeout:   run.Seconds(r.Timeout),
+		KillGrace: run.Seconds(r.KillGrace),
 		// §3.6 artifacts: the backend's sink spills the whole stream to one, lazily.
 		Output: run.Output{MaxBytes: in.MaxBytes, Head: in.Head, Tail: in.Tail, ArtifactDir: run.Raw(e.c.ArtifactDir),
 			ArtifactMaxBytes: r.ArtifactMaxBytes, Command: in.Command, Cwd: target.Dir},
-		Stdin: c.Stdin,
 	}
+	p.streams.Stdin = c.Stdin
 	return p
 }
-
-// seconds is s seconds as a duration: the one place a settled command's seconds become one.
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // userSnapshot returns the path of the bash snapshot to source through BASH_ENV, or "" (§3.7). A user
 // who set BASH_ENV keeps it: no snapshot then.

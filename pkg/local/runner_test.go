@@ -29,7 +29,7 @@ type testConfig struct {
 	DefaultRules       bool
 	NonZeroExit        string
 	SessionDir         string
-	Executor           run.Executor // the supervisors; nil is one process per run
+	Supervisors        run.Starter // nil is a supervisor process per run
 	Warnings           []string
 	Warn               func(string)
 	ArtifactMaxBytes   int64
@@ -53,7 +53,7 @@ type runner struct {
 func newRunner(c testConfig) *runner {
 	exe := New(Config{Shell: c.Shell, ShellEnv: c.Env, Snapshot: c.Snapshot, SnapshotDir: c.SnapshotDir,
 		ArtifactDir: c.ArtifactDir, SessionDir: c.SessionDir, TaskDir: c.TaskDir, KillLimit: c.KillLimit,
-		Supervisors: c.Executor})
+		Supervisors: c.Supervisors})
 	svc := service.New(service.Config{Timeout: c.Timeout, KillGrace: c.KillGrace, Prefix: c.Prefix,
 		Wrapper: c.Wrapper, MaxBytes: c.MaxBytes, ArtifactMaxBytes: c.ArtifactMaxBytes, Intercept: c.Intercept,
 		Tools: c.Tools, Rules: c.Rules, DefaultRules: c.DefaultRules, NonZeroExit: c.NonZeroExit,

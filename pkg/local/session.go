@@ -89,7 +89,7 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	}
 	// A command too long for one argument goes through pkg/run's loader, which must run before the
 	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
-	long := len(p.rr.Command) > run.MaxArgBytes
+	long := len(p.spec.Command) > run.MaxArgBytes
 	var base session.Base
 	if capture && p.bashEnv != "" && !p.keepBashEnv { // agentbash's snapshot: its definitions come fresh
 		if defs, err := snapshot.ReadDefinitions(p.bashEnv); err == nil {
@@ -104,9 +104,9 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 		return p, nil
 	}
 	if prefix := lease.OptionsPrefix(); long && prefix != "" {
-		p.rr.Command = prefix + " " + p.rr.Command
+		p.spec.Command = run.Raw(prefix) + " " + p.spec.Command
 	}
-	p.rr.Env = append(p.rr.Env, "BASH_ENV="+path) // last: it wins over every layer
+	p.spec.Env = append(p.spec.Env, "BASH_ENV="+path) // last: it wins over every layer
 	return p, lease
 }
 

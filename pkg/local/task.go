@@ -33,7 +33,7 @@ var _ executor.Tasks = taskOps{}
 func (t taskOps) Start(ctx context.Context, c request.Command) result.Result {
 	r := t.e
 	if y := c.Resolved.Task.Yield; y > 0 {
-		return withSession(c, r.yield(ctx, c, seconds(y)))
+		return withSession(c, r.yield(ctx, c, run.Seconds(y)))
 	}
 	rec, res, _, ok := r.startTask(ctx, c, false)
 	if !ok {
@@ -127,15 +127,15 @@ func (r *Executor) startTask(ctx context.Context, req request.Command, attached 
 	if p.done {
 		return tasks.Record{}, p.finish(), nil, false
 	}
-	in, rr := p.in, p.rr
+	in, spec := p.in, p.spec
 	t := *req.Resolved.Task
 	own := t.Timeout
 	in.TimeoutSeconds = own
-	rr.Timeout = noLimit
+	spec.Timeout = noLimit
 	if limit := minPositive(own, t.MaxLifetime); limit > 0 {
-		rr.Timeout = time.Duration(limit * float64(time.Second))
+		spec.Timeout = run.Seconds(limit)
 	}
-	rr.Output.Keep = true
+	spec.Output.Keep = true
 	rec := tasks.Record{
 		Command: in.Command, NormalizedCommand: in.NormalizedCommand, Cwd: in.Cwd, Shell: in.Shell,
 		StartedAt: time.Now(), TimeoutSeconds: own, MaxLifetime: t.MaxLifetime,
@@ -147,12 +147,12 @@ func (r *Executor) startTask(ctx context.Context, req request.Command, attached 
 		in.Err = fmt.Errorf("task not started: %w", err)
 		return tasks.Record{}, p.finish(), nil, false
 	}
-	rr.Task = &run.Task{Dir: run.Raw(store.Dir), ID: id, Attached: attached}
+	spec.Task = &run.Task{Dir: run.Raw(store.Dir), ID: id, Attached: attached}
 	startCtx := context.WithoutCancel(ctx)
 	if attached {
 		startCtx = ctx
 	}
-	proc, err := r.sup.Start(startCtx, rr)
+	proc, err := r.sup.Start(startCtx, spec, p.streams)
 	if err != nil {
 		_ = store.Remove(id)
 		in.Err = err

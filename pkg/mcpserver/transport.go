@@ -64,7 +64,7 @@ type inFlight struct {
 const endGrace = time.Second
 
 // errClientGone is the error Read returns once the client's input ended: the SDK cancels the calls in
-// flight with it as the cause, which kills a call's tree with the grace of a client gone.
+// flight with it as the cause, a run.KillGraceCause, which kills a call's tree with the grace of a client gone.
 type errClientGone struct{ err error }
 
 func (e errClientGone) Error() string          { return "the client went away: " + e.err.Error() }

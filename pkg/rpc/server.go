@@ -34,7 +34,7 @@ var (
 	ErrOutputClosed = errors.New("the client stopped reading")
 )
 
-// inputClosed is the type of ErrInputClosed; its KillGrace is read by the runs it cancels.
+// inputClosed is the type of ErrInputClosed, a run.KillGraceCause: the runs it cancels take its grace.
 type inputClosed struct{}
 
 func (inputClosed) Error() string            { return "the client closed its input" }

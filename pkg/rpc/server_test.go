@@ -87,7 +87,7 @@ func serve(t *testing.T) *served {
 func serveWith(t *testing.T, edit func(s *Server, dir string)) *served {
 	t.Helper()
 	dir := t.TempDir()
-	local := &supervisor.Local{Spares: 1}
+	local := &supervisor.Pool{Spares: 1}
 	t.Cleanup(func() { local.Close() })
 	exe := lcl.New(lcl.Config{ArtifactDir: filepath.Join(dir, "artifacts"), SessionDir: filepath.Join(dir, "sessions"),
 		TaskDir: filepath.Join(dir, "tasks"), KillLimit: 10 * time.Second, Supervisors: local})

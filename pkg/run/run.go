@@ -1,10 +1,13 @@
-// Package run is the execution seam and the supervision of one command (reference §3.7, §11).
+// Package run is the supervisor seam and the supervision of one command (reference §3.7, §11).
 //
-// [Executor] is the backend seam of docs/architecture.md: the pipeline and the result format
-// only see [Request], [Process] and [Outcome], so sandboxed, containerized or remote backends can replace
-// the local one (pkg/supervisor, a supervisor process per run) without the pipeline changing.
+// [Starter] is the seam below an executor (docs/architecture.md, "The seam"): pkg/local only sees [Spec],
+// [Streams], [Process] and [Outcome], so the supervisors that run its commands (pkg/supervisor, a
+// supervisor process per run) can be replaced, by a test double or by another way of running them.
 //
-// [Local] is the supervision loop itself, in the calling process: the shell in its own session and
+// A [Spec] is one command as plain data: it travels to the supervisor as it is, and the loop runs it there.
+// What stays in a process (the command's stdin, where its output goes, the callbacks) is apart, in [Streams].
+//
+// [Loop] is the supervision loop itself, in the calling process: the shell in its own session and
 // process group, one pipe for stdout and stderr, a wall-clock timeout with SIGTERM → grace → SIGKILL of
 // every descendant, and a bounded drain after the shell exits. It finds descendants from its own process
 // down, so it runs one command per process at a time: the supervisor process is where it runs.
@@ -18,42 +21,75 @@ import (
 	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
-// Spec describes one command to run.
+// Spec is one command as it travels from the client to its supervisor (JSON, as it is) and as the [Loop]
+// runs it there. What may hold any bytes (the command, paths, the environment) is a [Raw]: it reaches the
+// shell byte for byte. Durations are a time.Duration, nanoseconds on the wire.
 type Spec struct {
-	// Command is the script given to `Shell -c`.
-	Command string
-	// Shell is the shell's path (absolute, or a name looked up in PATH).
-	Shell string
+	Command Raw `json:"command"` // the script given to `Shell -c`
+	Shell   Raw `json:"shell"`   // the shell's absolute path, as [Starter.Resolve] found it
+	Dir     Raw `json:"dir"`     // the absolute working directory, as Resolve found it; it must exist
+	// Env holds KEY=VALUE layers put over the target's own base environment and the non-interactive
+	// defaults ([Environ]), later entries winning; the caller's whole environment is not shipped.
+	Env RawList `json:"env"`
 	// Wrapper, when set, is an argv the shell runs under: Wrapper[0] (looked up in PATH) is started with
 	// the rest of Wrapper, then the shell and its arguments (`nice -n 10 bash -c <command>`).
-	Wrapper []string
-	// Dir is the absolute working directory; it must exist.
-	Dir string
-	// Env is the whole environment of the command, as KEY=VALUE.
-	Env []string
+	Wrapper RawList `json:"wrapper,omitempty"`
+	// Timeout is the wall-clock limit; it always applies and must be positive.
+	Timeout time.Duration `json:"timeout"`
+	// KillGrace is the time between SIGTERM and SIGKILL on timeout or cancel.
+	KillGrace time.Duration `json:"killGrace"`
+	// Output configures the sink that keeps what the command prints, and its artifact.
+	Output Output `json:"output"`
+	// Task, when set, runs the command as a background task (detached; see [Task]). The loop then keeps
+	// what the shell leaves running: it is still listed in [Outcome.LeftoverPids], without the warning a
+	// foreground run gets about it.
+	Task *Task `json:"task,omitempty"`
+}
+
+// Streams are what goes with a [Spec] in one process and never travels: the command's input, where its
+// output goes, and who hears of it. The client ([Starter.Start]) reads Stdin and Live; the loop in the
+// supervisor ([Loop.Run]) reads Stdin, Out, LimitMet and Started.
+type Streams struct {
 	// Stdin is the command's standard input; nil means /dev/null (reference §3.1).
 	Stdin io.Reader
-	// Timeout is the wall-clock limit; it always applies and must be positive.
-	Timeout time.Duration
-	// KillGrace is the time between SIGTERM and SIGKILL on timeout or cancel.
-	KillGrace time.Duration
-	// Output receives the merged stdout and stderr stream in order. When a Write returns an error, the runner
+	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
+	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
+	Live func(LiveText)
+	// Out receives the merged stdout and stderr stream in order. When a Write returns an error, the loop
 	// stops reading and closes the pipe, as a reader such as `head` would: the writers get SIGPIPE
 	// ([Outcome.OutputClosed]).
-	Output io.Writer
-	// LimitMet, if set, is asked after each Write to Output whether Output has met a limit (a head limit:
-	// what is shown is settled). From the first true the runner reads on for at most [LimitReadOn] more —
+	Out io.Writer
+	// LimitMet, if set, is asked after each Write to Out whether Out has met a limit (a head limit:
+	// what is shown is settled). From the first true the loop reads on for at most [LimitReadOn] more —
 	// so a finite command still ends by itself and its counts are exact — and then closes the pipe, as
-	// `head` would (reference §3.2). Output bounds what it takes in bytes by refusing a Write.
+	// `head` would (reference §3.2). Out bounds what it takes in bytes by refusing a Write.
 	LimitMet func() bool
-	// KeepsLeftovers says the caller keeps what the shell leaves running (a task's supervisor): they are
-	// still listed in [Outcome.LeftoverPids], without the warning a foreground run gets about them.
-	KeepsLeftovers bool
 	// Started, if set, is called with the shell's pid once it runs.
 	Started func(pid int)
+}
+
+// Seconds is s seconds as a duration: where the seconds of a settled command or of a task record become
+// a [Spec]'s durations.
+func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// KillGraceCause is a cancel cause (context.Cause) that says how long its cancel's kill grace is, the time
+// between SIGTERM and SIGKILL, instead of the run's [Spec.KillGrace]: a client that went away gets a
+// short one (reference §11). It is found with errors.As, so a cause that wraps one keeps its grace.
+type KillGraceCause interface {
+	error
+	KillGrace() time.Duration
+}
+
+// KillSignalCause is a cancel cause that names the signal the tree gets first instead of SIGTERM (`agentbash
+// kill --signal` of a task, reference §8). It is found with errors.As.
+type KillSignalCause interface {
+	error
+	KillSignal() unix.Signal
 }
 
 // Outcome is how a run ended. Timeout and cancel are outcomes, not errors.
@@ -68,7 +104,7 @@ type Outcome struct {
 	TimedOut bool
 	// Cancelled is set when the context was cancelled while the command ran and it was killed.
 	Cancelled bool
-	// OutputClosed is set when the runner closed the pipe while the shell still ran, because Output
+	// OutputClosed is set when the loop closed the pipe while the shell still ran, because Streams.Out
 	// refused a Write or LimitReadOn had passed since LimitMet: the writers get SIGPIPE, as under `| head`.
 	OutputClosed bool
 	// OutputIncomplete is set when reading stopped before the end of the stream (EOF): OutputClosed, or
@@ -83,59 +119,34 @@ type Outcome struct {
 	Duration time.Duration
 	// Warnings are best-effort problems worth telling the caller (e.g. leftover processes).
 	Warnings []string
-	// Summary is what the sink saw (set by an [Executor]; [Local] leaves it to the caller's sink, and
-	// the supervisor sends it apart, so it is left out of the JSON when empty).
+	// Summary is what the sink saw (set by a [Starter]'s Process; [Loop] leaves it to the caller's sink,
+	// and the supervisor sends it apart, so it is left out of the JSON when empty).
 	Summary sink.Summary `json:",omitzero"`
 }
 
-// Executor is a backend that runs commands: the local one starts a supervisor process per run
-// (pkg/supervisor); a sandboxed, container or remote backend implements the same methods on its own
-// target.
-type Executor interface {
-	// Resolve finds, on the backend's own target, the shell and the working directory a request names:
-	// shell "" is the target's default shell (bash, else /bin/sh), dir "" its current directory, `~`
+// Starter starts commands on one place: the local one starts a supervisor process per run
+// (supervisor.Pool); a test double runs the place's stages without processes. It is named for what it
+// does, below an executor (pkg/executor's Executor, which runs a whole request.Command on a place).
+type Starter interface {
+	// Resolve finds, on the starter's own place, the shell and the working directory a request names:
+	// shell "" is the place's default shell (bash, else /bin/sh), dir "" its current directory, `~`
 	// its home. The errors are *DirError (with the texts of reference §3.4) and ErrShellNotFound; the Target
 	// is filled as far as it could be resolved, for the result.
 	Resolve(shell, dir string) (Target, error)
-	// Start starts r and returns once the command really runs, or the error that kept it from starting
-	// (ErrShellNotFound, ErrWrapperNotFound, a command no shell can take). Cancelling ctx while the command
-	// runs kills its tree as a cancel (TERM → KillGrace → KILL); the Process still reports how it ended.
-	Start(ctx context.Context, r Request) (Process, error)
+	// Start starts spec with s and returns once the command really runs, or the error that kept it from
+	// starting (ErrShellNotFound, ErrWrapperNotFound, a command no shell can take). Cancelling ctx while
+	// the command runs kills its tree as a cancel (TERM → KillGrace → KILL, or what a [KillGraceCause] or
+	// [KillSignalCause] says); the Process still reports how it ended.
+	Start(ctx context.Context, spec Spec, s Streams) (Process, error)
 }
 
-// Target is where a command runs, as the backend resolved it.
+// Target is where a command runs, as the starter resolved it.
 type Target struct {
 	Shell string // the shell's absolute path on the target
 	Dir   string // the absolute working directory, cleaned, not symlink-resolved (reference §3.4)
 }
 
-// Request is one command for an [Executor].
-type Request struct {
-	// Command is the script given to `Shell -c`.
-	Command string
-	// Target is what Resolve returned.
-	Target Target
-	// Env holds KEY=VALUE layers put over the target's own base environment and the non-interactive
-	// defaults ([Environ]), later entries winning; the caller's whole environment is not shipped.
-	Env []string
-	// Wrapper, when set, is an argv put before the shell (`nice -n 10 bash -c <command>`).
-	Wrapper []string
-	// Stdin is the command's standard input; nil means /dev/null (reference §3.1).
-	Stdin io.Reader
-	// Timeout is the wall-clock limit; it always applies and must be positive.
-	Timeout time.Duration
-	// KillGrace is the time between SIGTERM and SIGKILL on timeout or cancel.
-	KillGrace time.Duration
-	// Output configures the sink that keeps what the command prints, and its artifact.
-	Output Output
-	// Live, when set, receives the sanitized output as it arrives (text mode on a terminal, rpc stream
-	// updates, MCP progress), from one goroutine; a slow Live never slows the command.
-	Live func(LiveText)
-	// Task, when set, runs the command as a background task (detached; see [Task]).
-	Task *Task
-}
-
-// LiveText is a piece of a run's live output (Spec.Live): sanitized text as the sink passes it on (a '\r'
+// LiveText is a piece of a run's live output (Streams.Live): sanitized text as the sink passes it on (a '\r'
 // where a CR discarded the line's text: sink.LiveTail applies those marks), with the sink's exact counts of
 // the whole stream at the text's end. The relay to a slow client drops the oldest text when its queue is
 // full: Skipped is then the bytes left out just before Text, which does not continue the text before it.
@@ -170,7 +181,7 @@ type Task struct {
 	Attached bool `json:"attached,omitempty"`
 }
 
-// Process is a started command.
+// Process is a started command, as a [Starter] returns it.
 type Process interface {
 	// Pid is the shell's process id on the target.
 	Pid() int
@@ -180,9 +191,9 @@ type Process interface {
 	Wait() (Outcome, error)
 }
 
-// Run starts r on e and waits for it: a run to completion.
-func Run(ctx context.Context, e Executor, r Request) (Outcome, error) {
-	p, err := e.Start(ctx, r)
+// Run starts spec with s on st and waits for it: a run to completion.
+func Run(ctx context.Context, st Starter, spec Spec, s Streams) (Outcome, error) {
+	p, err := st.Start(ctx, spec, s)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -197,7 +208,7 @@ const (
 	DrainMax     = 2 * time.Second
 )
 
-// LimitReadOn is how long the runner goes on reading after [Spec.LimitMet] first says yes, before it
+// LimitReadOn is how long the loop goes on reading after [Streams.LimitMet] first says yes, before it
 // closes the pipe (reference §3.2: 250 ms): long enough for a finite command to end by itself, short enough
 // that a slow or endless producer (`yes`, a `sleep` loop) does not keep the call waiting.
 const LimitReadOn = 250 * time.Millisecond

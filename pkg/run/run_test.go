@@ -36,15 +36,24 @@ func (b *buffer) String() string {
 	return b.b.String()
 }
 
-func spec(t *testing.T, command string, out *buffer) Spec {
+// job is a Spec with its Streams, as the tests build them.
+type job struct {
+	Spec
+	Streams
+}
+
+func spec(t *testing.T, command string, out *buffer) job {
 	t.Helper()
 	shell, err := FindShell("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Spec{Command: command, Shell: shell, Dir: t.TempDir(), Env: Environ(os.Environ()),
-		Timeout: 20 * time.Second, KillGrace: 500 * time.Millisecond, Output: out}
+	return job{Spec{Command: Raw(command), Shell: Raw(shell), Dir: Raw(t.TempDir()), Env: Environ(os.Environ()),
+		Timeout: 20 * time.Second, KillGrace: 500 * time.Millisecond}, Streams{Out: out}}
 }
+
+// loop runs j on the supervision loop.
+func loop(ctx context.Context, j job) (Outcome, error) { return Loop{}.Run(ctx, j.Spec, j.Streams) }
 
 // marker returns a unique process name for `exec -a` and a cleanup that fails the test if a process
 // with that name is still alive.
@@ -82,7 +91,7 @@ func alive(m string) []int {
 
 func TestRunExitAndOrder(t *testing.T) {
 	var out buffer
-	o, err := Local{}.Run(context.Background(), spec(t, "echo a; echo b >&2; echo c; exit 3", &out))
+	o, err := loop(context.Background(), spec(t, "echo a; echo b >&2; echo c; exit 3", &out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +105,7 @@ func TestRunExitAndOrder(t *testing.T) {
 
 func TestRunSignaled(t *testing.T) {
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, "kill -SEGV $$", &out))
+	o, _ := loop(context.Background(), spec(t, "kill -SEGV $$", &out))
 	if o.Signal != "SIGSEGV" || o.ExitCode != -1 || bashStatus(o) != 128+11 {
 		t.Errorf("outcome %+v", o)
 	}
@@ -111,7 +120,7 @@ func TestRunTimeoutKillsEveryDescendant(t *testing.T) {
 	var out buffer
 	s := spec(t, cmd, &out)
 	s.Timeout = 700 * time.Millisecond
-	o, err := Local{}.Run(context.Background(), s)
+	o, err := loop(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +138,7 @@ func TestRunTermIgnoredGetsKill(t *testing.T) {
 	s := spec(t, fmt.Sprintf(`trap '' TERM; (trap '' TERM; exec -a %s sleep 60) & echo armed; wait`, m), &out)
 	s.Timeout = 300 * time.Millisecond
 	s.KillGrace = 300 * time.Millisecond
-	o, _ := Local{}.Run(context.Background(), s)
+	o, _ := loop(context.Background(), s)
 	if !o.TimedOut || o.Signal != "SIGKILL" {
 		t.Errorf("outcome %+v", o)
 	}
@@ -148,7 +157,7 @@ func TestRunTermReachesProcessesStartedDuringTheGrace(t *testing.T) {
 	s := spec(t, fmt.Sprintf(`trap 'bash -c "exec -a %s sleep 60"; exit 7' TERM; echo armed; while :; do sleep 0.01; done`, m), &out)
 	s.Timeout = 300 * time.Millisecond
 	s.KillGrace = 30 * time.Second
-	o, _ := Local{}.Run(context.Background(), s)
+	o, _ := loop(context.Background(), s)
 	if !o.TimedOut || o.ExitCode != 7 || !strings.Contains(out.String(), "armed") {
 		t.Errorf("outcome %+v, output %q", o, out.String())
 	}
@@ -160,7 +169,7 @@ func TestRunTermReachesProcessesStartedDuringTheGrace(t *testing.T) {
 func TestRunBackgroundHoldingPipeDoesNotHang(t *testing.T) {
 	m := marker(t)
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, fmt.Sprintf(`(exec -a %s sleep 30) & echo started`, m), &out))
+	o, _ := loop(context.Background(), spec(t, fmt.Sprintf(`(exec -a %s sleep 30) & echo started`, m), &out))
 	if o.ExitCode != 0 || out.String() != "started\n" || o.Duration > DrainMax+time.Second {
 		t.Errorf("outcome %+v output %q", o, out.String())
 	}
@@ -180,7 +189,7 @@ func TestRunBackgroundHoldingPipeDoesNotHang(t *testing.T) {
 
 func TestRunBackgroundWriterDrainBounded(t *testing.T) {
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, `echo started; (while :; do echo tick; sleep 0.05; done) &`, &out))
+	o, _ := loop(context.Background(), spec(t, `echo started; (while :; do echo tick; sleep 0.05; done) &`, &out))
 	if o.ExitCode != 0 || !strings.HasPrefix(out.String(), "started\n") {
 		t.Errorf("outcome %+v", o)
 	}
@@ -221,8 +230,8 @@ func (m *metAfter) met() bool {
 func TestRunLimitMetClosesPipeOnSlowProducer(t *testing.T) {
 	out := &metAfter{n: 2}
 	s := spec(t, `for i in $(seq 200); do echo $i; sleep 0.1; done`, nil)
-	s.Output, s.LimitMet = out, out.met
-	o, err := Local{}.Run(context.Background(), s)
+	s.Out, s.LimitMet = out, out.met
+	o, err := loop(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,8 +244,8 @@ func TestRunLimitMetClosesPipeOnSlowProducer(t *testing.T) {
 func TestRunLimitMetFiniteCommandEnds(t *testing.T) {
 	out := &metAfter{n: 1}
 	s := spec(t, `seq 1 20000; exit 4`, nil)
-	s.Output, s.LimitMet = out, out.met
-	o, err := Local{}.Run(context.Background(), s)
+	s.Out, s.LimitMet = out, out.met
+	o, err := loop(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,8 +267,8 @@ func (r *refuser) Write(p []byte) (int, error) {
 
 func TestRunOutputRefusedClosesPipe(t *testing.T) {
 	s := spec(t, "yes", nil)
-	s.Output = &refuser{n: 2}
-	o, _ := Local{}.Run(context.Background(), s)
+	s.Out = &refuser{n: 2}
+	o, _ := loop(context.Background(), s)
 	if !o.OutputClosed || !o.OutputIncomplete || o.Signal != "SIGPIPE" || o.TimedOut {
 		t.Errorf("outcome %+v", o)
 	}
@@ -270,15 +279,66 @@ func TestRunCancel(t *testing.T) {
 	var out buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	o, _ := Local{}.Run(ctx, spec(t, fmt.Sprintf(`exec -a %s sleep 60`, m), &out))
+	o, _ := loop(ctx, spec(t, fmt.Sprintf(`exec -a %s sleep 60`, m), &out))
 	if !o.Cancelled || o.TimedOut || o.Signal != "SIGTERM" {
 		t.Errorf("outcome %+v", o)
 	}
 }
 
+// graceCause and signalCause are cancel causes that name a kill grace and a first signal, as a
+// supervisor's are (a client gone, `agentbash kill --signal`).
+type graceCause time.Duration
+
+func (graceCause) Error() string              { return "gone" }
+func (g graceCause) KillGrace() time.Duration { return time.Duration(g) }
+
+type signalCause unix.Signal
+
+func (signalCause) Error() string             { return "killed" }
+func (c signalCause) KillSignal() unix.Signal { return unix.Signal(c) }
+
+// A cancel cause is found through the errors that wrap it (errors.As): its grace replaces the spec's, its
+// signal SIGTERM.
+func TestRunCancelCauseWrapped(t *testing.T) {
+	for _, tc := range []struct {
+		name, command string
+		cause         error
+		want          string // the signal the shell died of
+	}{
+		// SIGTERM is ignored: only the cause's short grace ends it, with SIGKILL, instead of the spec's hour.
+		{"grace", `trap "" TERM; echo started; exec sleep 300`, graceCause(100 * time.Millisecond), "SIGKILL"},
+		{"signal", `echo started; exec sleep 300`, signalCause(unix.SIGINT), "SIGINT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out buffer
+			j := spec(t, tc.command, &out)
+			j.KillGrace = time.Hour
+			ctx, cancel := context.WithCancelCause(context.Background())
+			j.Started = func(int) {
+				go func() {
+					for !strings.Contains(out.String(), "started") {
+						time.Sleep(10 * time.Millisecond)
+					}
+					cancel(fmt.Errorf("wrapped: %w", tc.cause))
+				}()
+			}
+			done := make(chan Outcome, 1)
+			go func() { o, _ := loop(ctx, j); done <- o }()
+			select {
+			case o := <-done:
+				if !o.Cancelled || o.Signal != tc.want {
+					t.Errorf("outcome %+v, want cancelled by %s", o, tc.want)
+				}
+			case <-time.After(30 * time.Second): // a bound against the hour, not a timing assertion
+				t.Fatal("the run waits for the spec's grace: the wrapped cause was not found")
+			}
+		})
+	}
+}
+
 func TestRunNoControllingTerminal(t *testing.T) {
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, `read -r x < /dev/tty; echo rc=$?`, &out))
+	o, _ := loop(context.Background(), spec(t, `read -r x < /dev/tty; echo rc=$?`, &out))
 	if o.ExitCode != 0 || !strings.HasPrefix(out.String(), "rc=1") && !strings.Contains(out.String(), "rc=1") {
 		t.Errorf("outcome %+v output %q", o, out.String())
 	}
@@ -286,14 +346,14 @@ func TestRunNoControllingTerminal(t *testing.T) {
 
 func TestRunStdinDefaultsToDevNull(t *testing.T) {
 	var out buffer
-	o, _ := Local{}.Run(context.Background(), spec(t, `cat; echo done`, &out))
+	o, _ := loop(context.Background(), spec(t, `cat; echo done`, &out))
 	if o.ExitCode != 0 || out.String() != "done\n" {
 		t.Errorf("outcome %+v output %q", o, out.String())
 	}
 	s := spec(t, `cat`, &out)
 	s.Stdin = strings.NewReader("given\n")
 	out.b.Reset()
-	if _, err := (Local{}).Run(context.Background(), s); err != nil || out.String() != "given\n" {
+	if _, err := loop(context.Background(), s); err != nil || out.String() != "given\n" {
 		t.Errorf("stdin not passed: %v %q", err, out.String())
 	}
 }
@@ -302,7 +362,7 @@ func TestRunShellNotFound(t *testing.T) {
 	var out buffer
 	s := spec(t, "true", &out)
 	s.Shell = "/nonexistent/bash"
-	if _, err := (Local{}).Run(context.Background(), s); !errors.Is(err, ErrShellNotFound) {
+	if _, err := loop(context.Background(), s); !errors.Is(err, ErrShellNotFound) {
 		t.Errorf("err = %v", err)
 	}
 	if _, err := FindShell("no-such-shell-xyz"); !errors.Is(err, ErrShellNotFound) {
@@ -314,7 +374,7 @@ func TestRunShellNotFound(t *testing.T) {
 func TestRunLongScript(t *testing.T) {
 	var out buffer
 	big := "cat <<'EOF' | wc -c\n" + strings.Repeat("x", 200_000) + "\nEOF\necho done"
-	o, err := Local{}.Run(context.Background(), spec(t, big, &out))
+	o, err := loop(context.Background(), spec(t, big, &out))
 	if err != nil || o.ExitCode != 0 || out.String() != "200001\ndone\n" {
 		t.Errorf("outcome %+v err %v output %q", o, err, out.String())
 	}
@@ -328,7 +388,7 @@ func runOutput(t *testing.T, command, stdin string) (string, int) {
 	if stdin != "" {
 		s.Stdin = strings.NewReader(stdin)
 	}
-	o, err := Local{}.Run(context.Background(), s)
+	o, err := loop(context.Background(), s)
 	if err != nil {
 		t.Fatalf("%.60q: %v", command, err)
 	}
@@ -407,7 +467,7 @@ func TestRunArgumentListTooLongFallsBack(t *testing.T) {
 	var out buffer
 	s := spec(t, "echo $((${#BIG1} + ${#BIG2}))\n#"+strings.Repeat("p", 100_000), &out)
 	s.Env = append(s.Env, "BIG1="+strings.Repeat("e", 90_000), "BIG2="+strings.Repeat("e", 90_000))
-	o, err := Local{}.Run(context.Background(), s)
+	o, err := loop(context.Background(), s)
 	if err != nil || o.ExitCode != 0 || out.String() != "180000\n" {
 		t.Errorf("outcome %+v err %v output %q", o, err, out.String())
 	}
@@ -415,7 +475,7 @@ func TestRunArgumentListTooLongFallsBack(t *testing.T) {
 
 func TestRunCommandWithNULIsAnError(t *testing.T) {
 	var out buffer
-	_, err := Local{}.Run(context.Background(), spec(t, "echo a\x00b", &out))
+	_, err := loop(context.Background(), spec(t, "echo a\x00b", &out))
 	if err == nil || !strings.Contains(err.Error(), "NUL byte (at byte 6)") {
 		t.Errorf("err = %v", err)
 	}
@@ -438,7 +498,7 @@ func TestRunWrapper(t *testing.T) {
 			var out buffer
 			s := spec(t, tc.command, &out)
 			s.Wrapper = tc.wrapper
-			o, err := Local{}.Run(context.Background(), s)
+			o, err := loop(context.Background(), s)
 			if err != nil || o.ExitCode != 0 || out.String() != tc.want {
 				t.Errorf("outcome %+v err %v output %q, want %q", o, err, out.String(), tc.want)
 			}
@@ -447,7 +507,7 @@ func TestRunWrapper(t *testing.T) {
 	var out buffer
 	s := spec(t, "true", &out)
 	s.Wrapper = []string{"no-such-wrapper-xyz", "-n", "1"}
-	_, err := Local{}.Run(context.Background(), s)
+	_, err := loop(context.Background(), s)
 	if !errors.Is(err, ErrWrapperNotFound) || err.Error() !=
 		"wrapper program not found: no-such-wrapper-xyz: executable file not found in $PATH" {
 		t.Errorf("err = %v", err)
@@ -512,7 +572,7 @@ func TestRunStdinLockEndsWithTheCommand(t *testing.T) {
 		t.Skip("no flock program")
 	}
 	var out buffer
-	o, err := Local{}.Run(context.Background(), spec(t, `flock -x 0 && echo locked`, &out))
+	o, err := loop(context.Background(), spec(t, `flock -x 0 && echo locked`, &out))
 	if err != nil || o.ExitCode != 0 || out.String() != "locked\n" {
 		t.Fatalf("outcome %+v %v output %q", o, err, out.String())
 	}
@@ -576,8 +636,8 @@ func TestRunDrainReadsWhatThePipeHolds(t *testing.T) {
 				out.once.Do(func() {}) // never slow
 			}
 			sp := spec(t, cmd, nil)
-			sp.Output = out
-			o, err := Local{}.Run(context.Background(), sp)
+			sp.Out = out
+			o, err := loop(context.Background(), sp)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,9 +8,9 @@ import (
 	"github.com/agentbash/agentbash/pkg/supervisor/early"
 )
 
-// TakeEarly returns a Local whose next Start takes the supervisor started while the program initialized
+// TakeEarly returns a Pool whose next Start takes the supervisor started while the program initialized
 // (pkg/supervisor/early), or nil when there is none (not a `run`, or its start failed).
-func TakeEarly() *Local {
+func TakeEarly() *Pool {
 	pid, socket, ok := early.Take()
 	if !ok {
 		return nil
@@ -19,14 +19,14 @@ func TakeEarly() *Local {
 	if err != nil {
 		return nil // it ends when its socket closes with this process; the caller spawns another
 	}
-	l := &Local{}
-	l.spares = []*Process{p}
-	return l
+	pool := &Pool{}
+	pool.spares = []*child{p}
+	return pool
 }
 
-// adopt makes a Process of a supervisor started as Spawn starts one: pid, and the client's end of its
+// adopt makes a child of a supervisor started as spawn starts one: pid, and the client's end of its
 // socket pair (adopt owns it).
-func adopt(pid int, socket *os.File) (*Process, error) {
+func adopt(pid int, socket *os.File) (*child, error) {
 	c, err := net.FileConn(socket)
 	socket.Close()
 	if err != nil {
@@ -37,5 +37,5 @@ func adopt(pid int, socket *os.File) (*Process, error) {
 		c.Close()
 		return nil, fmt.Errorf("supervisor: the socket of supervisor %d is not a unix socket", pid)
 	}
-	return &Process{spid: pid, conn: uc}, nil
+	return &child{spid: pid, conn: uc}, nil
 }

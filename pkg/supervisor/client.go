@@ -23,21 +23,21 @@ import (
 // ErrDied is returned (wrapped) when a supervisor ended without reporting how its run ended.
 var ErrDied = errors.New("supervisor exited without a result")
 
-// Local is the local backend ([run.Executor]): each run gets a supervisor process of its own while it
-// runs. It may keep supervisors started ahead, so a run does not wait for a supervisor's exec: one for the
-// next run ([Local.Prewarm], what `run` does), or a pool of Spares (a long-lived client: rpc, mcp), whose
+// Pool starts this machine's commands ([run.Starter]): each run gets a supervisor process of its own while
+// it runs. It may keep supervisors started ahead, so a run does not wait for a supervisor's exec: one for the
+// next run ([Pool.Prewarm], what `run` does), or a pool of Spares (a long-lived client: rpc, mcp), whose
 // supervisors also serve the next run after one that left nothing behind (reuse: the supervisor says so in
 // its done event), and are refilled in the background when fewer than Spares would be idle or coming
 // back. An idle supervisor waits for its start request; it exits by itself when its socket closes, so
 // none outlives this process. Its methods are safe for concurrent use; after Close, runs still work but
 // no supervisor is kept.
-type Local struct {
+type Pool struct {
 	// Spares is how many idle supervisors to keep ready, reused after runs; 0 keeps only what Prewarm
 	// started, and reuses none.
 	Spares int
 
 	mu      sync.Mutex
-	spares  []*Process
+	spares  []*child
 	out     int  // runs under way whose supervisor may come back (reuse offered)
 	filling bool // a refill goroutine runs
 	closed  bool
@@ -45,57 +45,57 @@ type Local struct {
 	shells  map[string]string // shell as configured → the path found, for Resolve
 }
 
-var _ run.Executor = (*Local)(nil)
+var _ run.Starter = (*Pool)(nil)
 
 // Prewarm starts a supervisor now for the next Start to take, unless one is ready; with Spares set it
 // fills the pool in the background instead. A failure is left for Start to report.
-func (l *Local) Prewarm() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+func (pool *Pool) Prewarm() {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if pool.closed {
 		return
 	}
-	if l.Spares > 0 {
-		l.refill()
+	if pool.Spares > 0 {
+		pool.refill()
 		return
 	}
-	if len(l.spares) == 0 {
-		if p, err := Spawn(); err == nil {
-			l.spares = append(l.spares, p)
+	if len(pool.spares) == 0 {
+		if p, err := spawn(); err == nil {
+			pool.spares = append(pool.spares, p)
 		}
 	}
 }
 
 // want is how many idle supervisors the pool should hold now: Spares, less the runs whose supervisor may
-// come back (so a client that runs one command after another never spawns one). l.mu is held.
-func (l *Local) want() int { return l.Spares - l.out }
+// come back (so a client that runs one command after another never spawns one). pool.mu is held.
+func (pool *Pool) want() int { return pool.Spares - pool.out }
 
-// refill starts the goroutine that spawns spares up to want, unless it runs. l.mu is held.
-func (l *Local) refill() {
-	if l.filling || l.closed || l.Spares == 0 || len(l.spares) >= l.want() {
+// refill starts the goroutine that spawns spares up to want, unless it runs. pool.mu is held.
+func (pool *Pool) refill() {
+	if pool.filling || pool.closed || pool.Spares == 0 || len(pool.spares) >= pool.want() {
 		return
 	}
-	l.filling = true
-	l.fill.Add(1)
+	pool.filling = true
+	pool.fill.Add(1)
 	go func() {
-		defer l.fill.Done()
+		defer pool.fill.Done()
 		for {
-			p, err := Spawn()
-			l.mu.Lock()
-			if err != nil || l.closed || len(l.spares) >= l.want() {
-				l.filling = false
-				l.mu.Unlock()
+			p, err := spawn()
+			pool.mu.Lock()
+			if err != nil || pool.closed || len(pool.spares) >= pool.want() {
+				pool.filling = false
+				pool.mu.Unlock()
 				if p != nil {
 					p.Close()
 				}
 				return // a failed spawn is retried by the next take; Start reports its own
 			}
-			l.spares = append(l.spares, p)
-			full := len(l.spares) >= l.want()
+			pool.spares = append(pool.spares, p)
+			full := len(pool.spares) >= pool.want()
 			if full {
-				l.filling = false
+				pool.filling = false
 			}
-			l.mu.Unlock()
+			pool.mu.Unlock()
 			if full {
 				return
 			}
@@ -106,36 +106,36 @@ func (l *Local) refill() {
 // take returns an idle supervisor (the one that went idle last), or nil, and refills the pool if fewer
 // than Spares would be idle or coming back. fresh takes only one that never ran a command (stdin goes
 // only with a first run); reuse counts the run as one whose supervisor may come back.
-func (l *Local) take(fresh, reuse bool) *Process {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var p *Process
-	for i := len(l.spares) - 1; i >= 0; i-- {
-		if q := l.spares[i]; !fresh || !q.opened {
+func (pool *Pool) take(fresh, reuse bool) *child {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	var p *child
+	for i := len(pool.spares) - 1; i >= 0; i-- {
+		if q := pool.spares[i]; !fresh || !q.opened {
 			p = q
-			l.spares = slices.Delete(l.spares, i, i+1)
+			pool.spares = slices.Delete(pool.spares, i, i+1)
 			break
 		}
 	}
 	if reuse {
-		l.out++
+		pool.out++
 	}
-	l.refill()
+	pool.refill()
 	return p
 }
 
 // ended is told how a run that offered reuse ended: back, its supervisor p waits for the next run and
 // joins the pool (unless the pool is closed or full: then it is let go); else p (if any: nil when none
 // could be started) is gone or going, and the pool is refilled.
-func (l *Local) ended(p *Process, back bool) {
-	l.mu.Lock()
-	l.out--
-	keep := back && p != nil && !l.closed && len(l.spares) < l.Spares
+func (pool *Pool) ended(p *child, back bool) {
+	pool.mu.Lock()
+	pool.out--
+	keep := back && p != nil && !pool.closed && len(pool.spares) < pool.Spares
 	if keep {
-		l.spares = append(l.spares, p)
+		pool.spares = append(pool.spares, p)
 	}
-	l.refill()
-	l.mu.Unlock()
+	pool.refill()
+	pool.mu.Unlock()
 	if !keep && p != nil {
 		p.release()
 	}
@@ -144,13 +144,13 @@ func (l *Local) ended(p *Process, back bool) {
 // Close ends the idle supervisors and keeps no more: each exits at once (EOF before a start request)
 // and is reaped. It waits for a refill under way. A run under way goes on; its supervisor is let go when
 // it ends.
-func (l *Local) Close() error {
-	l.mu.Lock()
-	l.closed = true
-	spares := l.spares
-	l.spares = nil
-	l.mu.Unlock()
-	l.fill.Wait()
+func (pool *Pool) Close() error {
+	pool.mu.Lock()
+	pool.closed = true
+	spares := pool.spares
+	pool.spares = nil
+	pool.mu.Unlock()
+	pool.fill.Wait()
 	var errs []error
 	for _, p := range spares {
 		errs = append(errs, p.Close())
@@ -159,9 +159,9 @@ func (l *Local) Close() error {
 }
 
 // Resolve resolves the shell and working directory on this machine (run.FindShell, run.ResolveDir).
-func (l *Local) Resolve(shell, dir string) (run.Target, error) {
+func (pool *Pool) Resolve(shell, dir string) (run.Target, error) {
 	t := run.Target{Shell: shell}
-	sh, shErr := l.findShell(shell)
+	sh, shErr := pool.findShell(shell)
 	if shErr == nil {
 		t.Shell = sh
 	}
@@ -177,10 +177,10 @@ func (l *Local) Resolve(shell, dir string) (run.Target, error) {
 // findShell is run.FindShell, remembered: a long-lived client looks the shell up in PATH once, and
 // after that only checks that the file found is still an executable (a removed or replaced shell is
 // looked up again). PATH of this process does not change, so the answer does not either.
-func (l *Local) findShell(shell string) (string, error) {
-	l.mu.Lock()
-	sh, ok := l.shells[shell]
-	l.mu.Unlock()
+func (pool *Pool) findShell(shell string) (string, error) {
+	pool.mu.Lock()
+	sh, ok := pool.shells[shell]
+	pool.mu.Unlock()
 	if ok {
 		if fi, err := os.Stat(sh); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			return sh, nil
@@ -190,22 +190,22 @@ func (l *Local) findShell(shell string) (string, error) {
 	if err != nil {
 		return sh, err
 	}
-	l.mu.Lock()
-	if l.shells == nil {
-		l.shells = map[string]string{}
+	pool.mu.Lock()
+	if pool.shells == nil {
+		pool.shells = map[string]string{}
 	}
-	l.shells[shell] = sh
-	l.mu.Unlock()
+	pool.shells[shell] = sh
+	pool.mu.Unlock()
 	return sh, nil
 }
 
-// Start hands r to a supervisor (an idle one, or a new one) and returns once the shell runs. The
-// [run.Process] is a *Run.
-func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
+// Start hands spec to a supervisor (an idle one, or a new one) and returns once the shell runs. The
+// [run.Process] is an *Attached.
+func (pool *Pool) Start(ctx context.Context, spec run.Spec, s run.Streams) (run.Process, error) {
 	// Reuse is offered only by a pool, and not for stdin (its descriptor opens a supervisor's stream) or a
 	// task (the supervisor belongs to the task).
-	reuse := l.Spares > 0 && r.Stdin == nil && r.Task == nil
-	home := l
+	reuse := pool.Spares > 0 && s.Stdin == nil && spec.Task == nil
+	home := pool
 	if !reuse {
 		home = nil
 	}
@@ -213,22 +213,22 @@ func (l *Local) Start(ctx context.Context, r run.Request) (run.Process, error) {
 	// reused one whose earlier command changed it), ran nothing: the run goes to another, a few times at
 	// most. A run with stdin is not retried (its stdin may have been read from).
 	for attempt := 0; ; attempt++ {
-		p := l.take(r.Stdin != nil, reuse)
+		p := pool.take(s.Stdin != nil, reuse)
 		idle := p != nil
 		if p == nil {
 			var err error
-			if p, err = Spawn(); err != nil {
+			if p, err = spawn(); err != nil {
 				if reuse {
-					l.ended(nil, false)
+					pool.ended(nil, false)
 				}
 				return nil, err
 			}
 		}
-		rn, err := p.start(ctx, r, home) // a failed start has ended the run: the pool counted it back
+		rn, err := p.start(ctx, spec, s, home) // a failed start has ended the run: the pool counted it back
 		if err == nil {
 			return rn, nil
 		}
-		if !idle || r.Stdin != nil || attempt > l.Spares || !(errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
+		if !idle || s.Stdin != nil || attempt > pool.Spares || !(errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
 			return nil, err
 		}
 	}
@@ -241,8 +241,9 @@ var errNotSent = errors.New("start request not sent")
 // ran.
 var errRetired = errors.New("supervisor retired")
 
-// Process is a supervisor process: idle (see [Spawn]) or running a command ([Run]).
-type Process struct {
+// child is a supervisor process this client started (spawn) or adopted: idle, or running a command
+// ([Attached]). It is not a [run.Process], which is a command.
+type child struct {
 	spid     int // the supervisor's
 	conn     *net.UnixConn
 	opened   bool          // the descriptor byte was sent: later start requests are JSON only
@@ -256,11 +257,11 @@ type Process struct {
 	reaped   bool       // the pid is collected (and may be another process's): no more signals
 }
 
-// Run is one command on a supervisor; it implements [run.Process].
-type Run struct {
-	p       *Process
-	home    *Local // gets the supervisor back when reusable; nil when reuse was not offered
-	pid     int    // the shell's
+// Attached is one command on a supervisor; it implements [run.Process].
+type Attached struct {
+	p       *child
+	home    *Pool // gets the supervisor back when reusable; nil when reuse was not offered
+	pid     int   // the shell's
 	live    func(run.LiveText)
 	stop    func() bool // ends the cancel watch
 	closeIn func()      // ends the stdin copy, if any
@@ -268,11 +269,11 @@ type Run struct {
 	endOnce sync.Once
 }
 
-// Spawn starts a supervisor process: this executable (/proc/self/exe on Linux) as `agentbash
+// spawn starts a supervisor process: this executable (/proc/self/exe on Linux) as `agentbash
 // __supervise`. It has its own session (no terminal signals reach it), /dev/null for its standard streams,
 // and the other end of a socket pair as descriptor 3. It waits for its run; if the caller drops it
-// instead, [Process.Close] ends it.
-func Spawn() (*Process, error) {
+// instead, its Close ends it.
+func spawn() (*child, error) {
 	run.CloseInheritedDescriptors() // the supervisor, like the command, never holds its caller's pipes
 	fds, err := socketPair()
 	if err != nil {
@@ -302,24 +303,21 @@ func Spawn() (*Process, error) {
 		c.Close()
 		return nil, fmt.Errorf("supervisor: start: %w", err)
 	}
-	return &Process{spid: pid, conn: c.(*net.UnixConn)}, nil
+	return &child{spid: pid, conn: c.(*net.UnixConn)}, nil
 }
 
-// start sends r and waits for the shell to run (or for the error that kept it from running). With home
+// start sends spec and waits for the shell to run (or for the error that kept it from running). With home
 // set, it offers the supervisor for reuse, and the run hands it back to home when it ended.
-func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, error) {
-	rn := &Run{p: p, home: home, live: r.Live}
-	spec := Spec{Command: run.Raw(r.Command), Shell: run.Raw(r.Target.Shell), Dir: run.Raw(r.Target.Dir),
-		Env: r.Env, Wrapper: r.Wrapper,
-		Timeout: r.Timeout, KillGrace: r.KillGrace, Output: r.Output, Live: r.Live != nil, Task: r.Task,
-		Reuse: home != nil}
+func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *Pool) (*Attached, error) {
+	rn := &Attached{p: p, home: home, live: s.Live}
+	req := Request{Op: OpStart, Spec: &spec, Live: s.Live != nil, Reuse: home != nil}
 	var rights []byte
-	if r.Stdin != nil {
+	if s.Stdin != nil {
 		if p.opened {
 			rn.end(false)
 			return nil, errors.New("supervisor: stdin goes only to a supervisor's first run")
 		}
-		f, closeIn, err := stdinFile(r.Stdin)
+		f, closeIn, err := stdinFile(s.Stdin)
 		if err != nil {
 			p.Close()
 			rn.end(false)
@@ -327,7 +325,7 @@ func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, 
 		}
 		defer f.Close() // the supervisor has its own copy once it is sent
 		rn.closeIn = closeIn
-		spec.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
+		req.Stdin, rights = true, unix.UnixRights(int(f.Fd()))
 	}
 	// The first message opens the stream: a byte carrying the descriptors, then the start request, so the
 	// supervisor wakes once for both (a stream socket may take less than all of it: the rest follows).
@@ -336,7 +334,7 @@ func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, 
 	if !p.opened {
 		buf.WriteByte(0)
 	}
-	if err := json.NewEncoder(&buf).Encode(Request{Op: OpStart, Spec: &spec}); err != nil {
+	if err := json.NewEncoder(&buf).Encode(req); err != nil {
 		p.Close()
 		rn.end(false)
 		return nil, fmt.Errorf("supervisor: encode start request: %w", err)
@@ -368,8 +366,8 @@ func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, 
 		rn.end(false)
 		return nil, err
 	}
-	if r.Task == nil {
-		rn.dog = p.watch(r.Timeout, r.KillGrace)
+	if spec.Task == nil {
+		rn.dog = p.watch(spec.Timeout, spec.KillGrace)
 	}
 	rn.stop = context.AfterFunc(ctx, func() {
 		p.mu.Lock()
@@ -378,7 +376,7 @@ func (p *Process) start(ctx context.Context, r run.Request, home *Local) (*Run, 
 			_ = p.enc.Encode(cancelRequest(context.Cause(ctx)))
 			p.signal(unix.SIGCONT) // a stopped supervisor reads no cancel
 			if rn.dog != nil {
-				rn.dog.cancelled(r.KillGrace)
+				rn.dog.cancelled(spec.KillGrace)
 			}
 		}
 	})
@@ -421,7 +419,7 @@ func stdinFile(r io.Reader) (f *os.File, closeIn func(), err error) {
 
 // next reads the next event, passing output events to live. A done event ends the run's cancels; a
 // broken stream ends the run.
-func (rn *Run) next() (Event, error) {
+func (rn *Attached) next() (Event, error) {
 	p := rn.p
 	for {
 		var ev Event
@@ -450,7 +448,7 @@ func (rn *Run) next() (Event, error) {
 
 // end lets the supervisor go, once: back to its pool when it said it is reusable and the run offered
 // reuse, else its socket is closed and it is reaped in the background.
-func (rn *Run) end(back bool) {
+func (rn *Attached) end(back bool) {
 	rn.endOnce.Do(func() {
 		rn.unwatch()
 		if rn.home != nil {
@@ -486,17 +484,17 @@ func (e remoteError) Error() string { return e.text }
 func (e remoteError) Unwrap() error { return e.sentinel }
 
 // Pid is the shell's process id.
-func (rn *Run) Pid() int { return rn.pid }
+func (rn *Attached) Pid() int { return rn.pid }
 
 // SupervisorPid is the process id of the run's supervisor.
-func (rn *Run) SupervisorPid() int { return rn.p.spid }
+func (rn *Attached) SupervisorPid() int { return rn.p.spid }
 
 // SupervisorPid is the supervisor's own process id.
-func (p *Process) SupervisorPid() int { return p.spid }
+func (p *child) SupervisorPid() int { return p.spid }
 
 // Wait reads the run to its end (see [run.Process]). Then the supervisor goes back to the pool, or exits
 // by itself and is reaped in the background rather than waited for.
-func (rn *Run) Wait() (run.Outcome, error) {
+func (rn *Attached) Wait() (run.Outcome, error) {
 	for {
 		ev, err := rn.next()
 		if err != nil {
@@ -516,7 +514,7 @@ func (rn *Run) Wait() (run.Outcome, error) {
 }
 
 // died describes a supervisor that stopped talking: how it exited, if it did.
-func (p *Process) died(cause error) error {
+func (p *child) died(cause error) error {
 	p.conn.Close()
 	if err := p.wait(); err != nil {
 		return fmt.Errorf("%w (%v; %w)", ErrDied, err, cause)
@@ -526,7 +524,7 @@ func (p *Process) died(cause error) error {
 
 // wait reaps the supervisor once. The error is how it ended when that was not exit status 0 (an
 // *EndedError), or the failure of the wait itself.
-func (p *Process) wait() error {
+func (p *child) wait() error {
 	p.waitOnce.Do(func() {
 		// Marked reaped before its status is collected, where the end can be waited for without
 		// collecting it: a signal (signal) then never reaches a reused pid. Elsewhere after, so that a
@@ -584,7 +582,7 @@ func waitText(ws syscall.WaitStatus) string {
 
 // Detach makes an attached task (run.Task.Attached) a detached one — it goes on without this client —
 // and lets it go: after Detach neither a cancel of the start's context nor this process's end reaches it.
-func (rn *Run) Detach() error {
+func (rn *Attached) Detach() error {
 	if rn.stop != nil {
 		rn.stop() // no cancel after this
 	}
@@ -598,7 +596,7 @@ func (rn *Run) Detach() error {
 }
 
 // unwatch ends what watches the run from this side: the cancel watch, the watchdog, the stdin copy.
-func (rn *Run) unwatch() {
+func (rn *Attached) unwatch() {
 	if rn.stop != nil {
 		rn.stop()
 	}
@@ -611,11 +609,11 @@ func (rn *Run) unwatch() {
 // Release lets a started task go: the client stops listening and closes its end of the socket, which a
 // detached supervisor ignores; the supervisor is reaped in the background if this process lives on.
 // After Wait it does nothing.
-func (rn *Run) Release() { rn.end(false) }
+func (rn *Attached) Release() { rn.end(false) }
 
 // Close ends the run: its supervisor kills the tree (reference §11) and exits; Close waits for it. After Wait
 // it does nothing (the supervisor may serve another run by then).
-func (rn *Run) Close() error {
+func (rn *Attached) Close() error {
 	var err error
 	rn.endOnce.Do(func() {
 		rn.unwatch()
@@ -628,14 +626,14 @@ func (rn *Run) Close() error {
 }
 
 // release closes the socket and reaps the supervisor in the background.
-func (p *Process) release() {
+func (p *child) release() {
 	p.conn.Close()
 	p.signal(unix.SIGCONT) // a stopped supervisor would never see the EOF
 	go p.wait()
 }
 
 // signal sends sig to the supervisor, unless it was reaped (then its pid may be another process's).
-func (p *Process) signal(sig unix.Signal) {
+func (p *child) signal(sig unix.Signal) {
 	p.reapMu.Lock()
 	defer p.reapMu.Unlock()
 	if !p.reaped {
@@ -658,7 +656,7 @@ var wedgedAfter = 30 * time.Second // a variable for the tests
 // wakeEvery; once wedgedAfter has passed beyond that and the kill grace, it is killed (SIGKILL: the
 // shell dies with it, by its parent-death signal) and the run ends as a supervisor that died.
 type watchdog struct {
-	p      *Process
+	p      *child
 	mu     sync.Mutex
 	timer  *time.Timer
 	kill   time.Time // when the supervisor counts as wedged
@@ -680,7 +678,7 @@ func (w *watchdog) wedged() bool {
 }
 
 // watch starts the watchdog of a run with timeout and grace that starts now.
-func (p *Process) watch(timeout, grace time.Duration) *watchdog {
+func (p *child) watch(timeout, grace time.Duration) *watchdog {
 	w := &watchdog{p: p, kill: time.Now().Add(timeout + grace + wedgedAfter)}
 	w.mu.Lock() // a tick that comes at once waits for the timer to be set
 	w.timer = time.AfterFunc(timeout, w.tick)
@@ -729,7 +727,7 @@ func (w *watchdog) stop() {
 
 // Close ends the supervisor: an idle one exits at once (EOF before a start request); one that runs a
 // command kills its tree (reference §11). It waits for the process.
-func (p *Process) Close() error {
+func (p *child) Close() error {
 	p.conn.Close()
 	p.signal(unix.SIGCONT) // a stopped supervisor would never see the EOF
 	err := p.wait()
@@ -740,10 +738,10 @@ func (p *Process) Close() error {
 }
 
 // cancelRequest is the "cancel" of a run whose context ended with cause: with the grace the cause names
-// (a KillGrace method, as run.Local honours it in process), else the spec's.
+// (a run.KillGraceCause, as run.Loop honours it in process), else the spec's.
 func cancelRequest(cause error) Request {
 	req := Request{Op: OpCancel}
-	if g, ok := cause.(interface{ KillGrace() time.Duration }); ok {
+	if g, ok := errors.AsType[run.KillGraceCause](cause); ok {
 		grace := max(g.KillGrace(), 0)
 		req.KillGrace = &grace
 	}

@@ -14,11 +14,11 @@ import (
 )
 
 // spares returns the pool's idle supervisors once it holds n (the refill runs in the background).
-func spares(t *testing.T, l *Local, n int) []*Process {
+func spares(t *testing.T, l *Pool, n int) []*child {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		l.mu.Lock()
-		got := append([]*Process(nil), l.spares...)
+		got := append([]*child(nil), l.spares...)
 		l.mu.Unlock()
 		if len(got) >= n {
 			return got
@@ -30,10 +30,10 @@ func spares(t *testing.T, l *Local, n int) []*Process {
 
 // TestPoolRefillsAndCloses: a take is refilled to Spares; Close ends every idle supervisor and reaps it.
 func TestPoolRefillsAndCloses(t *testing.T) {
-	l := &Local{Spares: 2}
+	l := &Pool{Spares: 2}
 	l.Prewarm()
 	spares(t, l, 2)
-	o, err := run.Run(context.Background(), l, spec(t, "echo one", 10*time.Second))
+	o, err := runJob(context.Background(), l, spec(t, "echo one", 10*time.Second))
 	if err != nil || o.Summary.Text != "one\n" {
 		t.Fatalf("run: %+v, %v", o, err)
 	}
@@ -53,14 +53,14 @@ func TestPoolRefillsAndCloses(t *testing.T) {
 		t.Errorf("%d spares after Close", n)
 	}
 	// After Close a run still works, with a supervisor of its own; none is kept.
-	if o, err := run.Run(context.Background(), l, spec(t, "echo two", 10*time.Second)); err != nil || o.Summary.Text != "two\n" {
+	if o, err := runJob(context.Background(), l, spec(t, "echo two", 10*time.Second)); err != nil || o.Summary.Text != "two\n" {
 		t.Fatalf("run after Close: %+v, %v", o, err)
 	}
 }
 
 // TestDeadSpareIsReplaced: a spare killed while it waited does not fail the run that takes it.
 func TestDeadSpareIsReplaced(t *testing.T) {
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	l.Prewarm()
 	p := spares(t, l, 1)[0]
@@ -76,30 +76,30 @@ func TestDeadSpareIsReplaced(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	o, err := run.Run(context.Background(), l, spec(t, "echo after", 10*time.Second))
+	o, err := runJob(context.Background(), l, spec(t, "echo after", 10*time.Second))
 	if err != nil || o.Summary.Text != "after\n" {
 		t.Fatalf("run with a dead spare: %+v, %v", o, err)
 	}
 }
 
 // startRun starts r on l and returns the run, failing the test on an error.
-func startRun(t *testing.T, l *Local, r run.Request) *Run {
+func startRun(t *testing.T, l *Pool, j job) *Attached {
 	t.Helper()
-	p, err := l.Start(context.Background(), r)
+	p, err := l.Start(context.Background(), j.Spec, j.Streams)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*Run)
+	return p.(*Attached)
 }
 
 // runOn runs command on l to its end and returns the supervisor that ran it, with the outcome.
-func runOn(t *testing.T, l *Local, ctx context.Context, r run.Request) (int, run.Outcome) {
+func runOn(t *testing.T, l *Pool, ctx context.Context, j job) (int, run.Outcome) {
 	t.Helper()
-	p, err := l.Start(ctx, r)
+	p, err := l.Start(ctx, j.Spec, j.Streams)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rn := p.(*Run)
+	rn := p.(*Attached)
 	o, err := rn.Wait()
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func runOn(t *testing.T, l *Local, ctx context.Context, r run.Request) (int, run
 // refill while it comes back. Close, Release and a cancel of an ended run do not touch the run it serves
 // next.
 func TestPoolReusesSupervisor(t *testing.T) {
-	l := &Local{Spares: 2}
+	l := &Pool{Spares: 2}
 	defer l.Close()
 	l.Prewarm()
 	idle := spares(t, l, 2)
@@ -122,11 +122,12 @@ func TestPoolReusesSupervisor(t *testing.T) {
 	}
 	cancel() // after its done: must not reach the next run
 	for i := range 5 {
-		p, err := l.Start(context.Background(), spec(t, "sleep 0.2; echo again", 10*time.Second))
+		j := spec(t, "sleep 0.2; echo again", 10*time.Second)
+		p, err := l.Start(context.Background(), j.Spec, j.Streams)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rn := p.(*Run)
+		rn := p.(*Attached)
 		o, err := rn.Wait()
 		if err != nil || o.Summary.Text != "again\n" || o.Cancelled || o.ExitCode != 0 {
 			t.Fatalf("run %d: %+v %v", i, o, err)
@@ -140,7 +141,7 @@ func TestPoolReusesSupervisor(t *testing.T) {
 		}
 	}
 	l.mu.Lock()
-	now := append([]*Process(nil), l.spares...)
+	now := append([]*child(nil), l.spares...)
 	l.mu.Unlock()
 	if len(now) != 2 || now[0] != idle[0] {
 		t.Fatalf("pool %v after the runs, want the same two supervisors as before (%v)", now, idle)
@@ -152,7 +153,7 @@ func TestPoolReusesSupervisor(t *testing.T) {
 func TestPoolReuseOnlyWhenNothingIsLeft(t *testing.T) {
 	m := marker(t)
 	cleanup(t, m)
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	a, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
 	b, o := runOn(t, l, context.Background(), spec(t, "("+hang(m)+" >/dev/null 2>&1 &)", 10*time.Second))
@@ -186,7 +187,7 @@ func TestPoolReuseOnlyWhenNothingIsLeft(t *testing.T) {
 func TestReusedSupervisorWatchesItsClient(t *testing.T) {
 	m := marker(t)
 	cleanup(t, m)
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
 	rn := startRun(t, l, spec(t, "setsid "+hang(m)+" & "+hang(m+"b"), 600*time.Second))
@@ -233,7 +234,7 @@ func TestReuseIsBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs MaxRuns commands")
 	}
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
 	for i := 2; i <= MaxRuns; i++ {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -30,6 +29,13 @@ const liveQueueBytes = 1 << 20
 // errClientGone is the cancel cause when the client's end of the socket closed: the tree gets SIGTERM and,
 // ClientGoneGrace later, SIGKILL.
 var errClientGone = clientGone{}
+
+// The cancel causes of a supervisor's runs, as run.Loop takes them.
+var (
+	_ run.KillGraceCause  = clientGone{}
+	_ run.KillSignalCause = cancelled{}
+	_ run.KillGraceCause  = cancelledWithGrace{}
+)
 
 type clientGone struct{}
 
@@ -115,12 +121,11 @@ func serve(conn *net.UnixConn) error {
 	reqs.run = &watcher{} // what comes for it from now on is its own (see requests)
 	reqs.mu.Unlock()
 	go reqs.read(dec)
-	var env environ
 	// What this process passes on to its commands before any ran, for the check after each run (below).
 	// Only a run that offered reuse can be followed by another: `run` never offers it, and the reads
 	// (some 25 µs) stay off its path.
 	var inherited run.Inherited
-	if first.Spec != nil && first.Spec.Reuse {
+	if first.Reuse {
 		inherited = run.ReadInherited()
 	}
 	for n := 1; ; n++ {
@@ -133,10 +138,10 @@ func serve(conn *net.UnixConn) error {
 		if req.Spec == nil {
 			return errors.New("start request without a spec")
 		}
-		if req.Spec.Stdin && stdin == nil {
+		if req.Stdin && stdin == nil {
 			return errors.New("start request wants stdin, but no descriptor came with it")
 		}
-		if !serveRun(conn, *req.Spec, stdin, reqs, &env, n < MaxRuns) {
+		if !serveRun(conn, req, stdin, reqs, n < MaxRuns) {
 			return nil
 		}
 		stdin = nil
@@ -161,12 +166,13 @@ const kindRetired = "retired"
 // MaxRuns bounds the runs one supervisor serves (reuse, see serve): past it the next run gets a new one.
 const MaxRuns = 200
 
-// serveRun runs spec to its end and reports it. It returns whether the supervisor may serve another run:
+// serveRun runs the start request req to its end and reports it. It returns whether the supervisor may serve another run:
 // the client offered, more allows one (MaxRuns), and the run was not a task, was not ended by the client
 // going away, the supervisor got no signal during it (a signal asks it to end), and the run left no child
 // (nothing of its tree is left, so the next run's tree is again exactly every descendant of this
 // subreaper).
-func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env *environ, more bool) (reusable bool) {
+func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, more bool) (reusable bool) {
+	spec := *req.Spec
 	ev := &events{enc: json.NewEncoder(conn)}
 	var task *detached
 	if spec.Task != nil {
@@ -187,7 +193,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 
 	var live func(text []byte, totalBytes, totalLines int64)
 	var async *livequeue.Writer
-	if spec.Live {
+	if req.Live {
 		async = livequeue.New(ev, liveQueueBytes)
 		live = async.WriteCounted
 	}
@@ -223,19 +229,12 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 		defer stdin.Close()
 		in = stdin
 	}
-	outcome, runErr = run.Local{}.Run(ctx, run.Spec{
-		Command:   string(spec.Command),
-		Shell:     string(spec.Shell),
-		Wrapper:   spec.Wrapper,
-		Dir:       string(spec.Dir),
-		Env:       env.of(spec.Env),
-		Stdin:     in,
-		Timeout:   spec.Timeout,
-		KillGrace: spec.KillGrace,
-		Output:    output,
-		LimitMet:  out.sink.LimitMet,
-		// A task's supervisor keeps what its shell leaves running (detached.ownLeftovers).
-		KeepsLeftovers: task != nil,
+	// A task's supervisor keeps what its shell leaves running (detached.ownLeftovers): the loop sees
+	// spec.Task.
+	outcome, runErr = run.Loop{}.Run(ctx, spec, run.Streams{
+		Stdin:    in,
+		Out:      output,
+		LimitMet: out.sink.LimitMet,
 		Started: func(pid int) {
 			if task != nil {
 				if err := task.started(pid, out); err != nil {
@@ -276,7 +275,7 @@ func serveRun(conn *net.UnixConn, spec Spec, stdin *os.File, reqs *requests, env
 	if context.Cause(ctx) == errClientGone {
 		return false // nobody to tell
 	}
-	done.Reusable = spec.Reuse && task == nil && stdin == nil && !signalled &&
+	done.Reusable = req.Reuse && task == nil && stdin == nil && !signalled &&
 		len(outcome.LeftoverPids) == 0 && more && run.Childless()
 	if ev.send(done) != nil {
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway
@@ -298,19 +297,6 @@ func doneEvent(outcome run.Outcome, summary sink.Summary, runErr error) Event {
 		done.Error = runErr.Error()
 	}
 	return done
-}
-
-// environ is the environment of a run, run.Environ(os.Environ(), layers), remembered for the last
-// layers: the supervisor's own environment does not change, and the runs of a long-lived client mostly
-// send the same layers (building it is a map of a hundred variables). The slice is shared by the runs
-// that use it; run.Local does not change it.
-type environ struct{ layers, env []string }
-
-func (e *environ) of(layers []string) []string {
-	if e.env == nil || !slices.Equal(e.layers, layers) {
-		e.layers, e.env = slices.Clone(layers), run.Environ(os.Environ(), layers)
-	}
-	return e.env
 }
 
 // requests routes what can end a run to the run: the client's requests after its first start request

@@ -62,7 +62,7 @@ func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
 			go r.read(json.NewDecoder(server))
 			enc := json.NewEncoder(client)
 			// A cancel between runs (for one that ended) is dropped.
-			for _, req := range append([]Request{{Op: OpCancel}, {Op: OpStart, Spec: &Spec{}}}, tc.send...) {
+			for _, req := range append([]Request{{Op: OpCancel}, {Op: OpStart, Spec: &run.Spec{}}}, tc.send...) {
 				if err := enc.Encode(req); err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
 // A run whose client gives up right after sending it (an abort as the request comes in) is cancelled,
 // on a fresh supervisor and on a reused one alike.
 func TestCancelRightAfterStart(t *testing.T) {
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	for i := range 20 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +108,7 @@ func TestCancelRightAfterStart(t *testing.T) {
 // A signal to a supervisor during a run cancels the run and then ends the supervisor (the signal asked
 // it to end): it does not serve the next run, which gets another and runs.
 func TestSignalledSupervisorIsNotReused(t *testing.T) {
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
 	for _, sig := range []string{"TERM", "INT", "HUP"} {
@@ -144,7 +144,7 @@ func stopped(pid int) bool {
 func TestStoppedSupervisorStillEnds(t *testing.T) {
 	defer func(d time.Duration) { wedgedAfter = d }(wedgedAfter)
 	wedgedAfter = 2 * time.Second
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	for _, tc := range []struct {
 		name    string
@@ -167,13 +167,14 @@ func TestStoppedSupervisorStillEnds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			p, err := l.Start(ctx, spec(t, tc.command, tc.timeout))
+			j := spec(t, tc.command, tc.timeout)
+			p, err := l.Start(ctx, j.Spec, j.Streams)
 			if err != nil { // stopped before it said the shell started: the watchdog ends the start too
 				if !tc.check(run.Outcome{}, err) {
 					t.Fatal(err)
 				}
 			} else {
-				rn := p.(*Run)
+				rn := p.(*Attached)
 				if tc.cancel {
 					if !waitFor(10*time.Second, func() bool { return stopped(rn.SupervisorPid()) }) {
 						t.Fatal("the supervisor was never stopped")
@@ -184,7 +185,7 @@ func TestStoppedSupervisorStillEnds(t *testing.T) {
 					t.Fatalf("%+v, %v", o, err)
 				}
 			}
-			if o, err := run.Run(context.Background(), l, spec(t, "echo next", 10*time.Second)); err != nil || o.Summary.Text != "next\n" {
+			if o, err := runJob(context.Background(), l, spec(t, "echo next", 10*time.Second)); err != nil || o.Summary.Text != "next\n" {
 				t.Fatalf("the next run: %+v, %v", o, err)
 			}
 		})
@@ -208,7 +209,7 @@ func TestStoppedSupervisorStillEnds(t *testing.T) {
 // parent: renice, prlimit, taskset … $PPID); the commands of later runs would inherit it, so such a
 // supervisor serves no other run. One that was left as it was does.
 func TestChangedSupervisorIsNotReused(t *testing.T) {
-	l := &Local{Spares: 1}
+	l := &Pool{Spares: 1}
 	defer l.Close()
 	for _, tc := range []struct {
 		tool, command string

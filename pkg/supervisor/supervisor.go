@@ -9,10 +9,11 @@
 // client exited or was SIGKILLed — it sends SIGTERM to the whole tree and SIGKILL [ClientGoneGrace] later.
 //
 // The protocol is JSON, one object per message, on the socket: the client sends a [Request] with Op
-// "start" first (its file descriptors, such as the command's stdin, travel in one SCM_RIGHTS message just
-// before it), then "cancel" when it wants the run killed (with the grace its context's cancel cause names,
-// as [run.Local] takes it); the supervisor sends "output" events (only when
-// live output was asked for) and one "done" [Event] with the outcome and the sink's summary. Then it exits,
+// "start" first, carrying the [run.Spec] as it is (its file descriptors, such as the command's stdin,
+// travel in one SCM_RIGHTS message just before it), then "cancel" when it wants the run killed (with the
+// grace its context's cancel cause names, a [run.KillGraceCause], as [run.Loop] takes it); the supervisor
+// sends "output" events (only when live output was asked for) and one "done" [Event] with the outcome and
+// the sink's summary. Then it exits,
 // or — when the client offered reuse in its start request and the run left nothing behind (the done event
 // says reusable) — waits for the client's next "start" (no descriptor byte before it) or EOF, so a
 // long-lived client's runs pay no exec each ([MaxRuns] at most). A task whose shell ended while processes
@@ -44,37 +45,22 @@ const (
 	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
 	OpDetach  = "detach"  // client → supervisor: an attached task goes on without its client
 	OpStarted = "started" // supervisor → client: the shell runs, with its pid
-	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Spec.Live)
+	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Request.Live)
 	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits, unless reusable
 )
 
-// Spec is one run as it travels to the supervisor: [run.Request] in plain data. What may hold any bytes
-// (the command, paths, the environment) is a [run.Raw]: it reaches the shell byte for byte.
-type Spec struct {
-	Command run.Raw     `json:"command"` // the script given to `Shell -c`
-	Shell   run.Raw     `json:"shell"`   // absolute path
-	Dir     run.Raw     `json:"dir"`     // absolute working directory
-	Env     run.RawList `json:"env"`     // KEY=VALUE layers over the supervisor's environment (run.Environ)
-	Wrapper run.RawList `json:"wrapper,omitempty"`
-	// Stdin: the command's stdin is the descriptor sent with the start request; false is /dev/null.
-	Stdin     bool          `json:"stdin,omitempty"`
-	Timeout   time.Duration `json:"timeout"`   // nanoseconds; must be positive
-	KillGrace time.Duration `json:"killGrace"` // nanoseconds between SIGTERM and SIGKILL
-	Output    run.Output    `json:"output"`
-	// Live asks for "output" events with the sanitized text as it arrives.
-	Live bool `json:"live,omitempty"`
-	// Task makes the supervisor detached: it ignores the client's EOF and records the run in the task
-	// store (pkg/tasks) when the shell runs and when it ended.
-	Task *run.Task `json:"task,omitempty"`
-	// Reuse offers the supervisor for another run after this one: the client takes it back if the done
-	// event says reusable. Only without Stdin and Task.
-	Reuse bool `json:"reuse,omitempty"`
-}
-
 // Request is a message from the client.
 type Request struct {
-	Op   string `json:"op"`
-	Spec *Spec  `json:"spec,omitempty"`
+	Op string `json:"op"`
+	// Spec is the run of a "start", as pkg/local made it.
+	Spec *run.Spec `json:"spec,omitempty"`
+	// Stdin (start): the command's stdin is the descriptor sent with the request; false is /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
+	// Live (start) asks for "output" events with the sanitized text as it arrives.
+	Live bool `json:"live,omitempty"`
+	// Reuse (start) offers the supervisor for another run after this one: the client takes it back if the
+	// done event says reusable. Only without Stdin and a task.
+	Reuse bool `json:"reuse,omitempty"`
 	// KillGrace of a "cancel", nanoseconds: the time between SIGTERM and SIGKILL for this cancel when
 	// the client's cancel says how long (its own caller went away: [ClientGoneGrace], reference §11); absent,
 	// the spec's.

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/run"
 )
 
-// TestMain lets the test binary be its own supervisor: Spawn re-executes it as `<test> __supervise`.
+// TestMain lets the test binary be its own supervisor: spawn re-executes it as `<test> __supervise`.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main())
@@ -33,22 +34,33 @@ func marker(t *testing.T) string {
 	return "absup" + hex.EncodeToString(b)
 }
 
-func spec(t *testing.T, command string, timeout time.Duration) run.Request {
+// job is a run.Spec with its run.Streams, as the tests build them.
+type job struct {
+	run.Spec
+	run.Streams
+}
+
+func spec(t *testing.T, command string, timeout time.Duration) job {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("no bash")
 	}
-	return run.Request{
-		Command: command, Target: run.Target{Shell: bash, Dir: t.TempDir()},
+	return job{Spec: run.Spec{
+		Command: run.Raw(command), Shell: run.Raw(bash), Dir: run.Raw(t.TempDir()),
 		Timeout: timeout, KillGrace: time.Second,
 		Output: run.Output{MaxBytes: 51200, Head: -1, Tail: -1, ArtifactDir: run.Raw(filepath.Join(t.TempDir(), "art"))},
-	}
+	}}
 }
 
-func runIt(t *testing.T, ctx context.Context, r run.Request) (run.Outcome, error) {
+// runJob runs j on st to its end.
+func runJob(ctx context.Context, st run.Starter, j job) (run.Outcome, error) {
+	return run.Run(ctx, st, j.Spec, j.Streams)
+}
+
+func runIt(t *testing.T, ctx context.Context, j job) (run.Outcome, error) {
 	t.Helper()
-	return run.Run(ctx, &Local{}, r)
+	return runJob(ctx, &Pool{}, j)
 }
 
 // alive lists live processes whose command line holds m.
@@ -108,7 +120,7 @@ func TestRunReportsOutcomeAndSummary(t *testing.T) {
 
 func TestShellNotFound(t *testing.T) {
 	s := spec(t, "true", 10*time.Second)
-	s.Target.Shell = "/nonexistent/bash"
+	s.Shell = "/nonexistent/bash"
 	_, err := runIt(t, context.Background(), s)
 	if !errors.Is(err, run.ErrShellNotFound) {
 		t.Fatalf("err = %v, want ErrShellNotFound", err)
@@ -160,12 +172,12 @@ func TestClientGoneKillsTree(t *testing.T) {
 	m := marker(t)
 	cleanup(t, m)
 	s := spec(t, `setsid `+hang(m+"a")+` & (`+hang(m+"b")+` &) ; bash -c 'trap "" TERM; exec -a `+m+`c sleep 300' & `+hang(m+"d"), 600*time.Second)
-	l := &Local{}
-	proc, err := l.Start(context.Background(), s)
+	l := &Pool{}
+	proc, err := l.Start(context.Background(), s.Spec, s.Streams)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := proc.(*Run)
+	p := proc.(*Attached)
 	if p.Pid() <= 0 {
 		t.Fatalf("pid %d", p.Pid())
 	}
@@ -223,7 +235,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestUnusedSupervisorExits(t *testing.T) {
-	p, err := Spawn()
+	p, err := spawn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,6 +291,7 @@ func TestCancelRequest(t *testing.T) {
 		{graceCause(500 * time.Millisecond), `{"op":"cancel","killGrace":500000000}`},
 		{graceCause(0), `{"op":"cancel","killGrace":0}`},
 		{graceCause(-time.Second), `{"op":"cancel","killGrace":0}`},
+		{fmt.Errorf("wrapped: %w", graceCause(250*time.Millisecond)), `{"op":"cancel","killGrace":250000000}`},
 	} {
 		b, err := json.Marshal(cancelRequest(tc.cause))
 		if err != nil || string(b) != tc.want {

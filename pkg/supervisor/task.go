@@ -143,7 +143,7 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 	defer look.Stop()
 	var lifetime <-chan time.Time
 	if d.rec.MaxLifetime > 0 {
-		t := time.NewTimer(time.Until(d.rec.StartedAt.Add(time.Duration(d.rec.MaxLifetime * float64(time.Second)))))
+		t := time.NewTimer(time.Until(d.rec.StartedAt.Add(run.Seconds(d.rec.MaxLifetime))))
 		defer t.Stop()
 		lifetime = t.C
 	}
@@ -161,7 +161,7 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 		case <-look.C:
 		case <-ctx.Done():
 			sig := unix.SIGTERM
-			if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok {
+			if k, ok := errors.AsType[run.KillSignalCause](context.Cause(ctx)); ok {
 				sig = k.KillSignal()
 			}
 			d.endLeftovers(sig, grace, false)

@@ -17,26 +17,26 @@ import (
 )
 
 // startTask starts r as a task through the executor seam and lets it go, as `agentbash start` does.
-func startTask(t *testing.T, r run.Request) (tasks.Store, tasks.Record) {
+func startTask(t *testing.T, j job) (tasks.Store, tasks.Record) {
 	t.Helper()
-	return startTaskWith(t, r, tasks.Record{})
+	return startTaskWith(t, j, tasks.Record{})
 }
 
 // startTaskWith is startTask with the record's other fields (MaxLifetime) from rec.
-func startTaskWith(t *testing.T, r run.Request, rec tasks.Record) (tasks.Store, tasks.Record) {
+func startTaskWith(t *testing.T, j job, rec tasks.Record) (tasks.Store, tasks.Record) {
 	t.Helper()
 	store := tasks.Store{Dir: t.TempDir()}
-	rec.Command, rec.StartedAt, rec.Head, rec.Tail = r.Command, time.Now(), -1, -1
+	rec.Command, rec.StartedAt, rec.Head, rec.Tail = string(j.Command), time.Now(), -1, -1
 	id, err := store.Create(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Task, r.Output.Keep = &run.Task{Dir: run.Raw(store.Dir), ID: id}, true
-	p, err := (&Local{}).Start(context.Background(), r)
+	j.Task, j.Output.Keep = &run.Task{Dir: run.Raw(store.Dir), ID: id}, true
+	p, err := (&Pool{}).Start(context.Background(), j.Spec, j.Streams)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.(*Run).Release() // the client goes away: a detached supervisor runs on
+	p.(*Attached).Release() // the client goes away: a detached supervisor runs on
 	rec, err = store.Load(id)
 	if err != nil {
 		t.Fatal(err)

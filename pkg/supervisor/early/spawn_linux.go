@@ -12,7 +12,7 @@ const (
 	sysCloseRange     = 436
 )
 
-// spawn starts `argv0 __supervise` as pkg/supervisor's Spawn does: its own session, /dev/null for its
+// spawn starts `argv0 __supervise` as pkg/supervisor's spawn does: its own session, /dev/null for its
 // standard streams, one end of a socket pair as descriptor 3, and no descriptor of this process's caller
 // (every descriptor from 3 up is marked close-on-exec first, as run.CloseInheritedDescriptors does; on a
 // kernel without close_range nothing is started here).

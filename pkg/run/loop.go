@@ -20,21 +20,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Local runs commands as local processes: `Shell -c Command` in a new session (reference §3.7).
-type Local struct{}
+// Loop is the supervision loop: it runs a [Spec] as a local process, `Shell -c Command` in a new session,
+// and supervises it to its end in this process (reference §3.7).
+type Loop struct{}
 
 // reapWait bounds the wait for a shell that was sent SIGKILL; only a process stuck in the kernel can take
 // longer, and then the outcome has no exit status rather than a hung call.
 const reapWait = 5 * time.Second
 
-// running guards the one Local run of a process: descendants are found from this process down (orphans
+// running guards the one Loop run of a process: descendants are found from this process down (orphans
 // are reparented to it as the subreaper), so two commands at once could not be told apart. Runs side by
 // side each get a process of their own instead — a supervisor (pkg/supervisor) — so nothing but a misuse
 // ever waits here.
 var running sync.Mutex
 
 // Prepare does the one-time set-up of a process that runs commands (see prepare) now, so a supervisor can
-// do it while it waits for its command; Local.Run does it anyway.
+// do it while it waits for its command; Loop.Run does it anyway.
 func Prepare() {
 	prepare()
 	// os/exec checks once per process whether pidfds work, by forking a child; os.FindProcess does the
@@ -85,21 +86,21 @@ func markEachCloseOnExec(dir string) {
 	}
 }
 
-// Run starts spec.Command and supervises it to the end, in this process. It returns an error only when
-// the command could not be run at all (shell not found, cannot fork); everything after the start is an
-// [Outcome]. Runs in one process are
-// serialized (see running).
-func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
+// Run starts spec.Command with s and supervises it to the end, in this process. Its environment is
+// spec.Env over this process's own ([Environ]). It returns an error only when the command could not be run
+// at all (shell not found, cannot fork); everything after the start is an [Outcome]. Runs in one process
+// are serialized (see running).
+func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	running.Lock()
 	defer running.Unlock()
 	start := time.Now()
 	if spec.Timeout <= 0 {
 		return Outcome{}, fmt.Errorf("run: timeout must be positive, got %v", spec.Timeout)
 	}
-	if err := checkCommand(spec.Command); err != nil {
+	if err := checkCommand(string(spec.Command)); err != nil {
 		return Outcome{}, err
 	}
-	stdin, closeStdin, err := openStdin(spec.Stdin)
+	stdin, closeStdin, err := openStdin(s.Stdin)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -111,7 +112,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	growPipe(pr)
 	prepare()
 
-	cmd, exited, err := spawnShell(spec, stdin, pw)
+	cmd, exited, err := spawnShell(spec, lastEnv.of(spec.Env), stdin, pw)
 	if err != nil {
 		pw.Close()
 		pr.Close()
@@ -120,11 +121,11 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	go reserve()
 	pid := cmd.Process.Pid
-	if spec.Started != nil {
-		spec.Started(pid)
+	if s.Started != nil {
+		s.Started(pid)
 	}
 
-	rd := &drainer{r: pr, w: spec.Output, limitMet: spec.LimitMet, done: make(chan struct{})}
+	rd := &drainer{r: pr, w: s.Out, limitMet: s.LimitMet, done: make(chan struct{})}
 	go rd.loop()
 
 	var out Outcome
@@ -144,10 +145,10 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	}
 	if state == nil {
 		grace, sig := spec.KillGrace, unix.SIGTERM
-		if g, ok := context.Cause(ctx).(interface{ KillGrace() time.Duration }); ok && out.Cancelled {
+		if g, ok := errors.AsType[KillGraceCause](context.Cause(ctx)); ok && out.Cancelled {
 			grace = g.KillGrace() // the cancel says how long (a supervisor whose client died: reference §11)
 		}
-		if k, ok := context.Cause(ctx).(interface{ KillSignal() unix.Signal }); ok && out.Cancelled {
+		if k, ok := errors.AsType[KillSignalCause](context.Cause(ctx)); ok && out.Cancelled {
 			sig = k.KillSignal() // `agentbash kill --signal` of a task (reference §8)
 		}
 		state = terminate(pid, exited, grace, sig)
@@ -165,7 +166,7 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 		reap(zombies, pid)
 		if live = union(rd.atCut, live); len(live) > 0 {
 			out.LeftoverPids = live
-			if !spec.KeepsLeftovers {
+			if spec.Task == nil { // a task's supervisor keeps them (see Spec.Task)
 				out.Warnings = append(out.Warnings, leftoverWarning(live))
 			}
 		}
@@ -175,6 +176,22 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 	return out, nil
 }
 
+// lastEnv is the environment of the last run, kept for the next: runs are serialized (running).
+var lastEnv environ
+
+// environ is the environment of a run, Environ(os.Environ(), layers), remembered for the last layers:
+// this process's own environment does not change, and the runs of a long-lived client's supervisor mostly
+// send the same layers (building it is a map of a hundred variables). The slice is shared by the runs that
+// use it, and never changed.
+type environ struct{ layers, env []string }
+
+func (e *environ) of(layers []string) []string {
+	if e.env == nil || !slices.Equal(e.layers, layers) {
+		e.layers, e.env = slices.Clone(layers), Environ(os.Environ(), layers)
+	}
+	return e.env
+}
+
 // spawnShell starts the shell (startShell) from a thread that outlives it: the parent-death signal fires
 // when the thread that forked the child exits, and the runtime ends a thread whose goroutine exits
 // locked to it (golang/go#27505). The main thread never ends before the process (the runtime wedges it
@@ -182,10 +199,10 @@ func (Local) Run(ctx context.Context, spec Spec) (Outcome, error) {
 // goroutine is locked to the main thread — forks right there, with no goroutine or thread handed the
 // work. Any other caller forks from a goroutine of its own, locked to its thread until the shell was
 // reaped. exited receives the shell's status once it ended and was reaped (watchExit).
-func spawnShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os.ProcessState, error) {
+func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os.ProcessState, error) {
 	runtime.LockOSThread()
 	if onMainThread() {
-		cmd, err := startShell(spec, stdin, out)
+		cmd, err := startShell(spec, env, stdin, out)
 		runtime.UnlockOSThread() // the main thread stays locked to the main goroutine during init
 		if err != nil {
 			return nil, nil, err
@@ -201,7 +218,7 @@ func spawnShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os
 	started := make(chan start, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the reap
-		cmd, err := startShell(spec, stdin, out)
+		cmd, err := startShell(spec, env, stdin, out)
 		if err != nil {
 			started <- start{err: err}
 			return
@@ -269,40 +286,41 @@ func checkCommand(command string) error {
 	return nil
 }
 
-// startShell starts spec's shell, under spec.Wrapper when set, with stdin and with out as stdout and
-// stderr. A command up to [MaxArgBytes] is the `-c` argument (`bash -c COMMAND`). A longer one, or one the
+// startShell starts spec's shell, under spec.Wrapper when set, with the environment env, with stdin and
+// with out as stdout and stderr. A command up to [MaxArgBytes] is the `-c` argument (`bash -c COMMAND`). A longer one, or one the
 // kernel refuses (E2BIG: a large environment leaves less room), is written to an in-memory file (memfd;
 // a pipe where there is none) given to the shell as descriptor 3, and `-c` gets a loader that reads and
 // closes it, then runs the command (see [bashLoader]); no temporary file, no dependence on $TMPDIR.
-func startShell(spec Spec, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
-	program, sentinel := spec.Shell, ErrShellNotFound
+func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
+	shell, command := string(spec.Shell), string(spec.Command)
+	program, sentinel := shell, ErrShellNotFound
 	if len(spec.Wrapper) > 0 {
 		program, sentinel = spec.Wrapper[0], ErrWrapperNotFound
 		if _, err := exec.LookPath(program); err != nil {
 			return nil, startError(sentinel, program, err)
 		}
 	}
-	viaFD := len(spec.Command) > MaxArgBytes
+	viaFD := len(command) > MaxArgBytes
 	for {
-		script := spec.Command
+		script := command
 		if viaFD {
 			script = posixLoader
-			if filepath.Base(spec.Shell) == "bash" {
+			if filepath.Base(shell) == "bash" {
 				script = bashLoader
 			}
 		}
 		// `--` ends the shell's options: a script that starts with - or + (`-x`) is script text.
-		args := append(append(slices.Clone(spec.Wrapper), spec.Shell), shellOptions(spec.Shell)...)
+		args := append(append(slices.Clone([]string(spec.Wrapper)), shell), shellOptions(shell)...)
 		args = append(args, "-c", "--", script)
 		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = spec.Dir
-		cmd.Env = withoutLastArg(spec.Env)
+		cmd.Dir = string(spec.Dir)
+		cmd.Env = withoutLastArg(env)
 		cmd.Stdin = stdin
 		cmd.Stdout = out // one pipe for both streams keeps their order (reference §3.7)
 		cmd.Stderr = out
 		cmd.SysProcAttr = sysProcAttr()
 		if viaFD {
-			f, err := commandFile(spec.Command)
+			f, err := commandFile(command)
 			if err != nil {
 				return nil, err
 			}
