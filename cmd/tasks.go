@@ -17,6 +17,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/tasks"
 	"github.com/agentbash/agentbash/pkg/texts"
@@ -330,7 +331,7 @@ details.killed is false when the task had already ended and nothing of it ran. E
 
 // killLimit is how long kill waits for the supervisor to record the end: the grace and the sweeps.
 func killLimit(cfg config.Config) time.Duration {
-	return time.Duration((cfg.KillGrace + 10) * float64(time.Second))
+	return run.Seconds(cfg.KillGrace + 10)
 }
 
 // parseSignal parses TERM, SIGTERM or 15 (tasks.ParseSignal).

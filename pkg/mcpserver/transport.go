@@ -17,14 +17,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentbash/agentbash/pkg/supervisor"
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // transport wraps the connection of another transport so that a request the client cancelled gets no
 // response (the MCP spec: a receiver of notifications/cancelled should not answer the request; the SDK
 // would send the handler's result anyway), so that Serve learns when the client's input ended, and so
 // that the calls still running then are killed as their client is gone (reference §11: SIGKILL
-// [supervisor.ClientGoneGrace] after SIGTERM, not the configured grace).
+// [run.ClientGoneGrace] after SIGTERM, not the configured grace).
 type transport struct {
 	inner     mcp.Transport
 	inputDone chan struct{}   // closed when Read fails: EOF, the client went away
@@ -69,7 +69,7 @@ type errClientGone struct{ err error }
 
 func (e errClientGone) Error() string          { return "the client went away: " + e.err.Error() }
 func (e errClientGone) Unwrap() error          { return e.err }
-func (errClientGone) KillGrace() time.Duration { return supervisor.ClientGoneGrace }
+func (errClientGone) KillGrace() time.Duration { return run.ClientGoneGrace }
 
 func (c *connection) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)

@@ -17,8 +17,8 @@ import (
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/service"
-	"github.com/agentbash/agentbash/pkg/supervisor"
 )
 
 // Causes of a cancel, for the pipeline's result (status cancelled either way).
@@ -26,7 +26,7 @@ var (
 	// ErrAborted cancels a command an abort_bash request named.
 	ErrAborted = errors.New("aborted by an abort_bash request")
 	// ErrInputClosed cancels the running commands when the requests' stream ended (EOF): the caller went
-	// away, so their trees end as a dead caller's do, with supervisor.ClientGoneGrace between SIGTERM and
+	// away, so their trees end as a dead caller's do, with run.ClientGoneGrace between SIGTERM and
 	// SIGKILL rather than the configured grace (docs/architecture.md, "agentbash rpc"): a target whose
 	// connection drops leaves nothing running.
 	ErrInputClosed error = inputClosed{}
@@ -38,7 +38,7 @@ var (
 type inputClosed struct{}
 
 func (inputClosed) Error() string            { return "the client closed its input" }
-func (inputClosed) KillGrace() time.Duration { return supervisor.ClientGoneGrace }
+func (inputClosed) KillGrace() time.Duration { return run.ClientGoneGrace }
 
 // Intervals of the server (reference §7.2: at most 10 updates a second).
 const (

@@ -28,7 +28,7 @@ func (l *loop) store(c *call) {
 	switch st.Op {
 	case TypeTasksPrune:
 		var ids []string
-		ids, err = svc.PruneTasks(c.ctx, secondsOf(st.OlderThan))
+		ids, err = svc.PruneTasks(c.ctx, run.Seconds(st.OlderThan))
 		data = Removed{Removed: nonNil(ids)}
 	case TypeSessionList, TypeSessionShow, TypeSessionRemove:
 		sessions, serr := svc.Sessions()
@@ -54,7 +54,7 @@ func (l *loop) store(c *call) {
 			data, err = artifacts.List(c.ctx)
 		case TypeArtifactPrune:
 			var ids []string
-			ids, err = artifacts.Prune(c.ctx, secondsOf(st.OlderThan))
+			ids, err = artifacts.Prune(c.ctx, run.Seconds(st.OlderThan))
 			data = Removed{Removed: nonNil(ids)}
 		case TypeArtifactPath:
 			var p string
@@ -84,11 +84,6 @@ func (l *loop) store(c *call) {
 
 // SessionRemoveWait is how long a session_rm waits for the session's running command, as `session rm`.
 const SessionRemoveWait = 5 * time.Second
-
-// secondsOf is s seconds as a duration, a century at most.
-func secondsOf(s float64) time.Duration {
-	return time.Duration(min(s, 100*365*24*3600) * float64(time.Second))
-}
 
 func nonNil(ids []string) []string {
 	if ids == nil {

@@ -73,9 +73,24 @@ type Streams struct {
 	Started func(pid int)
 }
 
-// Seconds is s seconds as a duration: where the seconds of a settled command or of a task record become
-// a [Spec]'s durations.
-func Seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// Seconds is s seconds as a duration, the one conversion of the seconds that travel on every wire (a
+// settled command, a task record, an rpc or MCP wait): not a number or ≤ 0 is 0, and past a century is a
+// century (the JSON numbers a caller sends may be huge).
+func Seconds(s float64) time.Duration {
+	const century = 100 * 365 * 24 * time.Hour
+	switch {
+	case !(s > 0):
+		return 0
+	case s >= century.Seconds():
+		return century
+	}
+	return time.Duration(s * float64(time.Second))
+}
+
+// ClientGoneGrace is the time between SIGTERM and SIGKILL of a run's tree once its client is gone (a
+// supervisor's client that exited or was SIGKILLed, an rpc whose input ended, an MCP client that went
+// away): the tree is gone within a second, one that ignores SIGTERM included (reference §11).
+const ClientGoneGrace = 500 * time.Millisecond
 
 // KillGraceCause is a cancel cause (context.Cause) that says how long its cancel's kill grace is, the time
 // between SIGTERM and SIGKILL, instead of the run's [Spec.KillGrace]: a client that went away gets a

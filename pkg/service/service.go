@@ -158,7 +158,7 @@ func (s *Service) Output(ctx context.Context, id, reader string, wait float64, d
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
-	return ops.Output(ctx, id, reader, seconds(wait), s.c.MaxBytes, deliver)
+	return ops.Output(ctx, id, reader, run.Seconds(wait), s.c.MaxBytes, deliver)
 }
 
 // Kill ends task id's tree, sig first (§8).
@@ -176,7 +176,7 @@ func (s *Service) Wait(ctx context.Context, id string, timeout float64) (result.
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
-	return ops.Wait(ctx, id, seconds(timeout))
+	return ops.Wait(ctx, id, run.Seconds(timeout))
 }
 
 // Tasks is the rows `agentbash tasks --json` prints.
@@ -218,19 +218,6 @@ func (s *Service) tasks(string) (executor.Tasks, error) {
 		return ops, nil
 	}
 	return nil, errNoTasks
-}
-
-// seconds is s seconds as a duration: ≤ 0 is 0, and anything past a century is a century (the JSON
-// numbers of rpc and MCP may be huge).
-func seconds(s float64) time.Duration {
-	const century = 100 * 365 * 24 * time.Hour
-	switch {
-	case !(s > 0):
-		return 0
-	case s >= century.Seconds():
-		return century
-	}
-	return time.Duration(s * float64(time.Second))
 }
 
 // resolve settles c's own half (c.Resolved), unless a service before this one did (a command that came from

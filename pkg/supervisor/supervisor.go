@@ -35,9 +35,8 @@ const Command = early.Command
 // controlFD is the supervisor's end of the socket pair.
 const controlFD = 3
 
-// ClientGoneGrace is the time between SIGTERM and SIGKILL of the tree once the client is gone: the tree is
-// gone within a second of the client's death, a process that ignores SIGTERM included (reference §11).
-const ClientGoneGrace = 500 * time.Millisecond
+// ClientGoneGrace is run.ClientGoneGrace: the grace of a tree whose client is gone.
+const ClientGoneGrace = run.ClientGoneGrace
 
 // Operations of the protocol.
 const (

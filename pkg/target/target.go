@@ -134,7 +134,7 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 	if rs := c.Resolved; rs != nil && rs.Timeout > 0 {
 		// The target ends the command at its timeout; an answer that never comes past that (a stalled
 		// link) ends the call here, as a lost connection.
-		limit := time.Duration((rs.Timeout + rs.KillGrace) * float64(time.Second))
+		limit := run.Seconds(rs.Timeout + rs.KillGrace)
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, limit+NoAnswerMargin,
 			fmt.Errorf("target %s: %w within %s of the command's timeout", e.t.URI, errNoAnswer, NoAnswerMargin))
