@@ -304,8 +304,11 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	svc, err := newService(cfg, cfgWarnings, f.env, pool, warn)
 	if err != nil {
-		// A target that cannot be opened is a result too (reference §15), exit 125.
-		r := local.Failed(command, f.cwd, err)
+		// A target that cannot be opened is a result too (reference §15), exit 125: nothing reached a place,
+		// so it has no cwd or shell, and it names the target.
+		r := result.Build(result.Input{Command: normalize.Trim(command), Err: err, TimeoutSeconds: cfg.Timeout,
+			Head: -1, Tail: -1, Warnings: cfgWarnings})
+		r.Details.Target = cfg.Target
 		printResult(ios, r, text, nil, f.preview)
 		return exitError{code: resultExit(r)}
 	}

@@ -198,6 +198,7 @@ func TestEveryFieldDocumented(t *testing.T) {
 		{"leftover process", nil, []string{"run", "--timeout", "10", "(exec -a abschemaleftover sleep 30) & echo x"}, []string{"details.leftoverPids"}},
 		{"bad utf-8", nil, []string{"run", "printf '\\xff\\xfe bad \\x1b[31mred\\x1b[0m'"}, nil},
 		{"session", nil, []string{"run", "--session", "schema-s", "cd /"}, []string{"details.session", "details.finalCwd"}},
+		{"bad target", nil, []string{"run", "--target", "nosuch://x", "true"}, []string{"details.target"}},
 	}
 
 	seen := map[string]bool{}
