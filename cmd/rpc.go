@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/pollable"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -88,6 +89,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags, version string) error {
 		Defaults: defaults,
 		Log:      ios.Err,
 		Version:  version,
+		Forwards: forwards(cfg),
 	}
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
@@ -107,4 +109,12 @@ func (f runFlags) serverDefaults() request.Command {
 	req := f.request("")
 	req.StartCwd, req.Cwd = req.Cwd, ""
 	return req
+}
+
+// forwards is the target a server's commands run on when it is not this machine, "" when it is.
+func forwards(cfg config.Config) string {
+	if cfg.Target == "" || cfg.Target == "local" {
+		return ""
+	}
+	return cfg.Target
 }

@@ -48,10 +48,17 @@ func decodeHello(line []byte) (*Hello, error) {
 func (l *loop) hello(m Message) {
 	data := HelloData{Protocol: request.Protocol, Version: l.s.Version, OS: runtime.GOOS, Arch: runtime.GOARCH}
 	r := Response{ID: m.ID, Type: TypeResponse, Command: TypeHello, Success: true, Data: data}
-	if m.Hello.Protocol != request.Protocol {
+	switch {
+	case m.Hello.Protocol != request.Protocol:
 		r.Success = false
 		r.Error = fmt.Sprintf("this agentbash (version %s) speaks protocol %d; the request speaks protocol %d",
 			l.s.Version, request.Protocol, m.Hello.Protocol)
+	case l.s.Forwards != "":
+		// A target's agentbash runs its commands where it is: one that forwards them on would make a chain
+		// of connections (or a loop, a config naming its own host), so it refuses to be a target.
+		r.Success = false
+		r.Error = fmt.Sprintf("this agentbash rpc runs its commands on %s (its --target, AGENTBASH_TARGET or "+
+			"config target), so it cannot be a target itself: a target's agentbash runs commands where it is", l.s.Forwards)
 	}
 	l.send(r)
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -29,6 +30,22 @@ func TestDecodeHelloAndAbortAlias(t *testing.T) {
 		_, err := Decode([]byte(line), request.Command{})
 		if de, ok := errors.AsType[*DecodeError](err); !ok || !strings.Contains(de.Msg, want) {
 			t.Errorf("Decode(%s) = %v; want an error with %q", line, err, want)
+		}
+	}
+}
+
+// TestHelloRefusedWhenForwarding: an rpc whose own commands run on a target refuses to be a target itself
+// (a chain, or a loop of connections to itself), naming where it forwards.
+func TestHelloRefusedWhenForwarding(t *testing.T) {
+	for _, fwd := range []string{"", "ssh://build"} {
+		var out strings.Builder
+		s := &Server{Version: "v", Forwards: fwd}
+		if err := s.Serve(context.Background(), strings.NewReader(`{"id":0,"type":"hello","protocol":1}`+"\n"), &out); err != nil {
+			t.Fatal(err)
+		}
+		refused := strings.Contains(out.String(), `"success":false`) && strings.Contains(out.String(), "ssh://build")
+		if refused != (fwd != "") {
+			t.Errorf("forwards %q: %s", fwd, out.String())
 		}
 	}
 }

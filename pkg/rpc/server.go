@@ -65,6 +65,9 @@ type Server struct {
 	Log io.Writer
 	// Version is this agentbash's version, for the hello response.
 	Version string
+	// Forwards is the target this server runs its commands on when that is not this machine: hello then
+	// refuses, so no target's agentbash forwards on (reference §15).
+	Forwards string
 }
 
 // call is one request being served.

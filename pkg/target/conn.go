@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -85,6 +86,9 @@ func dial(ctx context.Context, t Target, version string) (*conn, error) {
 	c := &conn{uri: t.URI, stderr: &tail{}, calls: map[int64]*call{}, ended: make(chan struct{})}
 	cmd := exec.Command(t.Argv[0], t.Argv[1:]...)
 	cmd.SysProcAttr = sysProcAttr()
+	// A connector that runs agentbash here (cmd://) inherits this environment: it must run its commands
+	// where it is, not connect on to this process's own target again (AGENTBASH_TARGET beats a config file).
+	cmd.Env = append(os.Environ(), "AGENTBASH_TARGET=local")
 	cmd.Stderr = c.stderr
 	cmd.WaitDelay = closeWait // a connector's child holding stderr open does not hold up Wait
 	stdin, err := cmd.StdinPipe()

@@ -268,3 +268,15 @@ func TestStalledLink(t *testing.T) {
 		t.Errorf("stdin: %+v %q", r.Details, r.Text())
 	}
 }
+
+// TestNoChainFromTheEnvironment: a connector that runs agentbash here inherits this environment; with
+// AGENTBASH_TARGET naming that very target (or a config file naming one), the far rpc still runs the
+// command where it is (the connector's environment says local), instead of connecting on without end.
+func TestNoChainFromTheEnvironment(t *testing.T) {
+	uri := rpcURI(t)
+	t.Setenv("AGENTBASH_TARGET", uri)
+	r := open(t, uri).Run(ctx(t), command(`echo "[$AGENTBASH_TARGET]"`), nil)
+	if r.Details.Status != result.StatusExited || r.Text() != "[local]" {
+		t.Errorf("%+v %q", r.Details, r.Text())
+	}
+}

@@ -141,6 +141,11 @@ func parseSSH(rest string) (ssh, error) {
 	if d, ok := strings.CutPrefix(s.dir, "/~"); ok && (d == "" || d[0] == '/') {
 		s.dir = "~" + d
 	}
+	if _, err := syntax.Quote(s.dir, syntax.LangPOSIX); err != nil {
+		// A directory no shell word can carry (a control character, bytes that are not UTF-8) is refused:
+		// dropping it would run the command somewhere else.
+		return ssh{}, fmt.Errorf("directory %q cannot be passed to the target's shell: %v", s.dir, err)
+	}
 	return s, nil
 }
 
@@ -217,7 +222,9 @@ func checkName(what, name string) error {
 // where `agentbash target install` puts it, else the agentbash on the target's PATH, else a line on stderr
 // starting with notInstalled and exit status 127.
 func rpcScript(version, dir string) string {
-	args := "rpc"
+	// --target local: the target's agentbash runs commands where it is, whatever its environment or config
+	// file name as their target (a config naming a target there would otherwise chain or loop).
+	args := "rpc --target local"
 	if dir != "" {
 		args += " --cwd " + quote(dir)
 	}

@@ -64,6 +64,9 @@ func TestParseRefuses(t *testing.T) {
 		"cmd://":                 "want cmd://ARGV",
 		"cmd://a; b":             "split like shell.wrapper",
 		"cmd://nice $X":          "nothing is expanded",
+		"ssh://h/tmp%09x":        "cannot be passed to the target's shell",
+		"ssh://h/tmp%0Ax":        "cannot be passed to the target's shell",
+		"ssh://h/tmp%ffx":        "cannot be passed to the target's shell",
 	} {
 		_, err := Parse(uri, "1.2")
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), `"`+uri+`"`) {
@@ -72,12 +75,13 @@ func TestParseRefuses(t *testing.T) {
 	}
 }
 
-// TestRPCScript: the connector's script prefers this version where target install puts it, then the PATH,
+// TestRPCScript: the target's rpc runs its commands where it is (--target local, whatever its environment or
+// config name); the connector's script prefers this version where target install puts it, then the PATH,
 // else says so on stderr and exits 127; the start directory is one quoted word.
 func TestRPCScript(t *testing.T) {
 	s := rpcScript("1.2", "/a b/'c'")
 	for _, want := range []string{
-		`b="$HOME"/.local/share/agentbash/bin/agentbash-1.2;`, `exec "$b" rpc --cwd "/a b/'c'"`,
+		`b="$HOME"/.local/share/agentbash/bin/agentbash-1.2;`, `exec "$b" rpc --target local --cwd "/a b/'c'"`,
 		`command -v agentbash`, `echo "` + notInstalled, `exit 127`,
 	} {
 		if !strings.Contains(s, want) {
