@@ -117,10 +117,8 @@ const (
 	DefaultArtifactMaxBytes = sink.DefaultArtifactMaxBytes
 	DefaultMaxLifetime      = 86400.0 // tasks.maxLifetime, seconds (reference §8)
 	DefaultMCPMaxBytes      = 20480   // mcp.maxBytes (README "MCP server")
-	// MaxWindowBytes bounds the in-memory window: memory stays small whatever the config says.
-	MaxWindowBytes = 64 << 20
-	// MaxKillGrace bounds the grace, so a command that ignores SIGTERM cannot outlive its timeout by long.
-	MaxKillGrace = 60.0
+	MaxWindowBytes          = request.MaxWindowBytes
+	MaxKillGrace            = request.MaxKillGrace
 )
 
 // Default returns the built-in defaults.

@@ -35,6 +35,15 @@ const (
 	MaxTimeout     = 3600.0
 )
 
+// Limits of a command's settings, the same for every face and every wire.
+const (
+	// MaxWindowBytes bounds the in-memory window: memory stays small whatever a config or a sender says.
+	MaxWindowBytes = 64 << 20
+	// MaxKillGrace bounds the grace, seconds, so a command that ignores SIGTERM cannot outlive its timeout by
+	// long.
+	MaxKillGrace = 60.0
+)
+
 // ClampTimeout clamps a requested timeout (seconds) to [MinTimeout, MaxTimeout]; zero or negative values
 // become MinTimeout (docs/reference.md §3.5). clamped reports whether the value changed.
 func ClampTimeout(requested float64) (effective float64, clamped bool) {
@@ -140,6 +149,43 @@ func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 		if strings.ContainsRune(c.Env[k], 0) {
 			errs = append(errs, fmt.Errorf("env: the value of %s holds a NUL byte, which no environment can carry", k))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks a settled half that came from another agentbash (rpc's "resolved"): the sender is trusted
+// no more than any caller, so every value must be one this agentbash's own service could have settled —
+// the protocol, the timeout within [MinTimeout, MaxTimeout], the grace, window and limits within their
+// bounds, a known non-zero-exit style, and a command to run unless it is blocked or refused.
+func (r *Resolved) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("resolved."+format, a...)) }
+	if r.Protocol != Protocol {
+		bad("protocol: this agentbash speaks %d, got %d", Protocol, r.Protocol)
+	}
+	if !(r.Timeout >= MinTimeout && r.Timeout <= MaxTimeout) {
+		bad("timeout: want seconds from %v to %v, got %v", MinTimeout, MaxTimeout, r.Timeout)
+	}
+	if !(r.KillGrace >= 0 && r.KillGrace <= MaxKillGrace) {
+		bad("killGrace: want seconds from 0 to %v, got %v", MaxKillGrace, r.KillGrace)
+	}
+	if r.MaxBytes < 1 || r.MaxBytes > MaxWindowBytes {
+		bad("maxBytes: want 1 to %d bytes, got %d", MaxWindowBytes, r.MaxBytes)
+	}
+	if r.ArtifactMaxBytes < 0 {
+		bad("artifactMaxBytes: want bytes ≥ 0, got %d", r.ArtifactMaxBytes)
+	}
+	if r.Head < -1 || r.Tail < -1 {
+		bad("head, tail: want a line count ≥ 0, or -1 for none")
+	}
+	if r.NonZeroExit != "error" && r.NonZeroExit != "report" {
+		bad("nonZeroExit: want error or report, got %q", r.NonZeroExit)
+	}
+	if normalize.Trim(string(r.Command)) == "" || (r.Run == "" && r.Blocked == nil && r.Refused == "") {
+		bad("command, run: required, the command as given and what the shell runs")
+	}
+	if t := r.Task; t != nil && !(t.Timeout >= 0 && t.Timeout <= MaxTimeout && t.MaxLifetime >= 0 && t.Yield >= 0) {
+		bad("task: want a timeout from 0 to %v seconds, a maxLifetime and a yield ≥ 0", MaxTimeout)
 	}
 	return errors.Join(errs...)
 }

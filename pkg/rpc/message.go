@@ -529,6 +529,9 @@ var errTwoTargets = errors.New("target and request are two names of the request 
 // (request.Command.Validate), then how it runs.
 func checkBash(b *Bash) error {
 	errs := []error{b.Validate(session.Valid, session.NameRule)}
+	if b.Resolved != nil {
+		errs = append(errs, b.Resolved.Validate())
+	}
 	if b.Yield < 0 {
 		errs = append(errs, fmt.Errorf("yield: want %s > 0, got %s", wants["yield"], result.FormatSeconds(b.Yield)))
 	}

@@ -232,6 +232,16 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 			// Where requests start is the place's when the sender named none (a target's /dir, its rpc --cwd).
 			c.Resolved.StartCwd = run.Raw(c.StartCwd)
 		}
+		// This service's own rules are a floor a sender cannot lower: a server started with interception
+		// intercepts a settled command as it would its own (with the request's tools, else its own).
+		if r := c.Resolved; r.Blocked == nil && r.Refused == "" && s.c.Intercept {
+			floor := c
+			floor.Intercept = nil // a request turns interception on here, never off
+			if ic, warnings := s.interceptor(floor); ic != nil {
+				r.Warnings = append(r.Warnings, warnings...)
+				r.Blocked = ic.Check(string(r.Command))
+			}
+		}
 		return c
 	}
 	command := normalize.Trim(c.Command)

@@ -26,7 +26,7 @@ func (r *recorder) Close() error                  { return nil }
 // sent, and where it starts is the sender's when it named one, else this place's own (a target's /dir).
 func TestSettledCommandPassesThrough(t *testing.T) {
 	rec := &recorder{}
-	s := New(Config{Timeout: 30, Prefix: "set -e;", Intercept: true, DefaultRules: true, Tools: []string{"read"}}, rec)
+	s := New(Config{Timeout: 30, Prefix: "set -e;", DefaultRules: true, Tools: []string{"read"}}, rec)
 	sent := request.Resolved{Protocol: request.Protocol, Command: "cat f | head -n 1", Run: "cat f | head -n 1",
 		Head: -1, Tail: -1, Timeout: 7}
 	for _, tc := range []struct{ sender, place, want run.Raw }{
@@ -41,9 +41,24 @@ func TestSettledCommandPassesThrough(t *testing.T) {
 		}
 	}
 	// The same command from a caller is settled here: normalized, intercepted, prefixed.
-	s.Run(context.Background(), request.Command{Command: "cat f | head -n 1", StartCwd: "/srv"}, nil)
+	s.Run(context.Background(), request.Command{Command: "cat f | head -n 1", StartCwd: "/srv", Intercept: new(true)}, nil)
 	got := rec.got[len(rec.got)-1].Resolved
 	if got.Head != 1 || got.Blocked == nil || got.Run != "set -e; cat f" || got.StartCwd != "/srv" || got.Timeout != 30 {
 		t.Errorf("settled here: %+v", got)
+	}
+}
+
+// A server started with interception intercepts a settled command too, whatever its sender settled or its
+// request's intercept says: the server's rules are a floor.
+func TestSettledCommandMeetsTheServersRules(t *testing.T) {
+	rec := &recorder{}
+	s := New(Config{Timeout: 30, Intercept: true, DefaultRules: true, Tools: []string{"read"}}, rec)
+	r := request.Resolved{Protocol: request.Protocol, Command: "cat f", Run: "cat f", Head: -1, Tail: -1, Timeout: 7}
+	s.Run(context.Background(), request.Command{Command: "cat f", Intercept: new(false), Resolved: &r}, nil)
+	if got := rec.got[0].Resolved; got.Blocked == nil {
+		t.Errorf("not blocked: %+v", got)
+	}
+	if r.Blocked != nil {
+		t.Error("the caller's Resolved was changed")
 	}
 }
