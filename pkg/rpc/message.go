@@ -97,6 +97,9 @@ type Bash struct {
 // aborts all. A null target is refused by Decode.
 type Abort struct {
 	Target json.RawMessage
+	// KillGrace, when set, is the grace of the aborted commands' kill, seconds, in place of the configured
+	// one: a target's caller that is itself ending (its own caller went away) asks for the short one.
+	KillGrace *float64
 }
 
 // Output is an output request: what task TaskID printed since Reader's previous read, waiting up to Wait
@@ -189,7 +192,8 @@ type (
 		Type   string          `json:"type"`
 		Target json.RawMessage `json:"target"`
 		// Request is the clearer name of target: a request id, where target elsewhere names a place.
-		Request json.RawMessage `json:"request"`
+		Request   json.RawMessage `json:"request"`
+		KillGrace *float64        `json:"killGrace"`
 	}
 	outputWire struct {
 		ID     json.RawMessage `json:"id"`
@@ -324,6 +328,7 @@ var wants = map[string]string{
 	"limit":       "a byte count ≥ 0",
 	"resolved":    "the settled half of a command, as another agentbash sends it (an object)",
 	"protocol":    "the protocol version (an integer)",
+	"killGrace":   "a number of seconds",
 	"request":     "the id of the request to abort",
 	"target":      "a target URI (a string such as \"ssh://build\"), one the server allows",
 }
@@ -397,7 +402,11 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 	case TypeAbort:
 		var w abortWire
 		if err = unmarshal(line, &w); err == nil {
-			m.Abort = &Abort{}
+			m.Abort = &Abort{KillGrace: w.KillGrace}
+			if g := w.KillGrace; g != nil && !(*g >= 0 && *g <= request.MaxKillGrace) {
+				err = fmt.Errorf("killGrace: want seconds from 0 to %v, got %v", request.MaxKillGrace, *g)
+				break
+			}
 			raw, ok := obj["target"]
 			if alias, given := obj["request"]; given {
 				if ok {

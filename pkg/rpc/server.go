@@ -203,7 +203,7 @@ func (l *loop) dispatch(line []byte) {
 		return
 	}
 	if m.Type == TypeAbort {
-		l.abort(m.ID, m.Abort.Target)
+		l.abort(m.ID, m.Abort)
 		return
 	}
 	if m.Type == TypeHello {
@@ -297,7 +297,12 @@ func (l *loop) serve(c *call) {
 // abort cancels the requests whose id is target (every one when target is nil) that are running or
 // queued (reference §7.2). Its response comes first; then the queued ones are answered cancelled without
 // running, and the running ones are cancelled (their own responses follow as they end).
-func (l *loop) abort(id, target json.RawMessage) {
+func (l *loop) abort(id json.RawMessage, a *Abort) {
+	target := a.Target
+	var cause error = ErrAborted
+	if a.KillGrace != nil {
+		cause = abortedWithGrace{run.Seconds(*a.KillGrace)}
+	}
 	l.mu.Lock()
 	var hit []*call
 	for c := range l.calls {
@@ -326,10 +331,19 @@ func (l *loop) abort(id, target json.RawMessage) {
 		if slices.Contains(queued, c) {
 			l.cancelQueued(c)
 		} else {
-			c.cancel(ErrAborted)
+			c.cancel(cause)
 		}
 	}
 }
+
+// abortedWithGrace is ErrAborted with the grace the abort asked for.
+type abortedWithGrace struct{ grace time.Duration }
+
+func (abortedWithGrace) Error() string              { return ErrAborted.Error() }
+func (abortedWithGrace) Unwrap() error              { return ErrAborted }
+func (a abortedWithGrace) KillGrace() time.Duration { return a.grace }
+
+var _ run.KillGraceCause = abortedWithGrace{}
 
 // cancelQueued answers a request taken out of its session's queue: cancelled, never run.
 func (l *loop) cancelQueued(c *call) {
