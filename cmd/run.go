@@ -306,6 +306,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 
 	cfg, cfgWarnings, cfgErr := loadConfigWarn(c)
+	cfgWarnings = append(cfgWarnings, flagsInCommand(c, args)...)
 	if _, ok := errors.AsType[usageError](cfgErr); ok {
 		return cfgErr
 	}
@@ -369,6 +370,25 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	r := svc.Run(ctx, req, obs)
 	printResult(ios, r, text, term, f.preview)
 	return exitError{code: resultExit(r)}
+}
+
+// flagsInCommand warns of words of an argv command (two or more arguments) that are this command's own flags
+// (`run rm -rf build --target ssh://h`): they are words of the command, which runs as it is; a flag goes
+// before the command.
+func flagsInCommand(c *cobra.Command, args []string) []string {
+	if len(args) < 2 {
+		return nil
+	}
+	var warnings []string
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || name == "" || c.Flags().Lookup(name) == nil {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s is a word of the command, not a flag of agentbash %s: flags go "+
+			"before the command (agentbash %s %s … COMMAND)", a, c.Name(), c.Name(), "--"+name))
+	}
+	return warnings
 }
 
 // fileError is a -f FILE that could not be read.
