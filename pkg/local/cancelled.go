@@ -32,9 +32,9 @@ func (e *Executor) notRunInput(c request.Command) result.Input {
 // notRunCwd is the working directory a request that never ran would have had: its own, else its
 // session's, else where requests start.
 func (e *Executor) notRunCwd(c request.Command) string {
-	cwd := string(c.Resolved.Cwd)
-	if cwd == "" && c.Session != "" {
-		cwd = e.sessions().Cwd(c.Session)
+	base := string(c.Resolved.StartCwd)
+	if c.Session != "" {
+		base = cmp.Or(e.sessions().Cwd(c.Session), base)
 	}
-	return cmp.Or(cwd, string(c.Resolved.StartCwd))
+	return workDir(string(c.Resolved.Cwd), base)
 }

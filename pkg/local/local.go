@@ -202,7 +202,7 @@ func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
 
 	// The shell and the working directory on this machine; the answer is reported even when it fails (§3.4
 	// is checked after interception).
-	target, targetErr := e.sup.Resolve(e.c.Shell, string(cmp.Or(r.Cwd, r.StartCwd)))
+	target, targetErr := e.sup.Resolve(e.c.Shell, workDir(string(r.Cwd), string(r.StartCwd)))
 	in.Shell, in.Cwd = target.Shell, target.Dir
 	if r.Refused != "" {
 		in.Err = errors.New(r.Refused)
@@ -264,4 +264,17 @@ func (e *Executor) userSnapshot(ctx context.Context, shell string, in *result.In
 		in.Warnings = append(in.Warnings, warning)
 	}
 	return path
+}
+
+// workDir is the directory a command asks for: cwd, where a relative one resolves against base (the
+// session's directory or the server's start directory: where the command would otherwise start), else base
+// (reference §3.4). ~ in either expands later, on resolving.
+func workDir(cwd, base string) string {
+	if cwd == "" || base == "" || filepath.IsAbs(cwd) || cwd == "~" || strings.HasPrefix(cwd, "~/") {
+		return cmp.Or(cwd, base)
+	}
+	if b, err := run.ExpandHome(base, homeDir()); err == nil {
+		base = b
+	}
+	return filepath.Join(base, cwd)
 }

@@ -68,9 +68,11 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	if err != nil {
 		return e.notRun(ctx, req, err), nil
 	}
-	if req.Resolved.Cwd == "" {
+	if lease.Cwd != "" {
+		// The session's directory is where the command starts: its own cwd is taken from there when relative.
+		// A removed directory gives the usual §3.4 error.
 		req = req.Clone()
-		req.Resolved.Cwd = run.Raw(lease.Cwd) // a removed directory gives the usual §3.4 error
+		req.Resolved.StartCwd = run.Raw(lease.Cwd)
 	}
 	p := e.prepare(ctx, req)
 	if p.done {

@@ -215,3 +215,31 @@ func TestSessionPosixMode(t *testing.T) {
 		t.Errorf("after: %q", res.Output)
 	}
 }
+
+// A relative cwd resolves against where the command would otherwise start: its session's directory (the last
+// command's, a/sub after the first case), else
+// the server's start directory (a target's /dir, rpc --cwd), else the current directory.
+func TestRelativeCwd(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/sub", "b/sub"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRunner(sessionConfig(t))
+	inSession(r, "s", "cd "+filepath.Join(root, "a"))
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{Command: "pwd", Session: "s", Cwd: "sub"}, filepath.Join(root, "a/sub")},
+		{Request{Command: "pwd", Session: "s", Cwd: "../../b/sub", StartCwd: "/"}, filepath.Join(root, "b/sub")},
+		{Request{Command: "pwd", Cwd: "sub", StartCwd: filepath.Join(root, "b")}, filepath.Join(root, "b/sub")},
+		{Request{Command: "pwd", Cwd: root, StartCwd: "/nonexistent"}, root},
+	} {
+		res := r.Run(context.Background(), tc.req, nil)
+		if res.Output != tc.want || res.Details.Cwd != tc.want {
+			t.Errorf("%+v: ran in %q (details %q), want %q", tc.req, res.Output, res.Details.Cwd, tc.want)
+		}
+	}
+}
