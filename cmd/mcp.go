@@ -159,12 +159,12 @@ func removeSession(svc *service.Service, name string, ios IO) {
 	}
 }
 
-// removeSessions removes a connection's own session on every target the server's calls used: on the
-// server's own place, and on another target when it holds one of that name (a target's errors do not
-// say "not found" apart from others).
+// removeSessions removes a connection's own session on every place the server's calls used (its own and the
+// other targets opened) that holds one of that name: a connection that ran nothing there has none, and a
+// target's errors do not say "not found" apart from others.
 func removeSessions(places *service.Places, name string, ios IO) {
-	for i, svc := range places.Opened() {
-		if i > 0 && !hasSession(svc, name) {
+	for _, svc := range places.Opened() {
+		if !hasSession(svc, name) {
 			continue
 		}
 		removeSession(svc, name, ios)

@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -102,6 +103,7 @@ that does not end by itself, then bash_output to read it, bash_kill to stop it, 
 type conn struct {
 	ctx     context.Context
 	session string
+	used    atomic.Bool // a bash call named the session: only then can it exist anywhere
 }
 
 type connKey struct{}
@@ -115,7 +117,7 @@ func connOf(ctx context.Context) *conn {
 
 // Serve serves one connection over t until the client goes away or ctx is cancelled; cancelling ctx
 // cancels the running calls with its cause (their trees are killed) and ends the connection. The
-// connection's generated session, if any, is handed to EndSession at the end. It returns nil when the
+// connection's generated session, if any and a bash call ran in it, is handed to EndSession at the end. It returns nil when the
 // client ended the connection (EOF).
 func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	c := &conn{ctx: ctx, session: s.o.Session}
@@ -132,7 +134,7 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 	defer stop()
 	var endOnce sync.Once
 	endSession := func() {
-		if generated && s.o.EndSession != nil {
+		if generated && s.o.EndSession != nil && c.used.Load() {
 			endOnce.Do(func() { s.o.EndSession(c.session) })
 		}
 	}

@@ -337,6 +337,7 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	r.Command, r.Stdin, r.Session = a.Command, nil, ""
 	if c := connOf(ctx); c != nil {
 		r.Session = c.session
+		c.used.Store(c.session != "")
 	}
 	if a.Cwd != "" {
 		r.Cwd = a.Cwd

@@ -19,6 +19,10 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
+
+	// A test of this package that runs a command on this machine in-process re-executes the test binary as a
+	// supervisor: pkg/reexec's init must take that process, or it would run every test again (without end).
+	_ "github.com/agentbash/agentbash/pkg/reexec"
 )
 
 // bin is the agentbash under test, built by TestMain (version "dev", as Version here).
