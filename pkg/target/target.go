@@ -142,7 +142,7 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 	}
 	var onUpdate func(update)
 	if obs != nil {
-		onUpdate = func(u update) { obs(run.LiveText{Text: u.Text, TotalBytes: u.TotalBytes, TotalLines: u.TotalLines}) }
+		onUpdate = (&live{obs: obs}).update
 	}
 	return e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
 }
