@@ -17,3 +17,8 @@ func sanitized(s string) string {
 	_ = w.Close()
 	return b.String()
 }
+
+// oneLine is s sanitized, on one line: a column of a listing.
+func oneLine(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(sanitized(s), "\n", " "), "\t", " ")
+}
