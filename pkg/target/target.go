@@ -150,22 +150,27 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 
 // bash sends a bash request and makes its result.
 func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest, onUpdate func(update)) result.Result {
+	start := time.Now()
 	resp, err := e.do(ctx, rpc.TypeBash, req, onUpdate)
+	var r result.Result
 	switch {
 	case err != nil && errors.Is(context.Cause(ctx), errNoAnswer):
 		e.Close() // the link is not to be trusted: the next call connects again
-		return e.failed(c, context.Cause(ctx))
+		r = e.failed(c, context.Cause(ctx))
 	case err != nil && ctx.Err() != nil && !errors.Is(err, errLost):
-		return e.cancelled(ctx, c, err.Error())
+		r = e.cancelled(ctx, c, err.Error())
 	case err != nil:
-		return e.failed(c, err)
+		r = e.failed(c, err)
 	case !resp.Success:
-		return e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, resp.Error))
+		r = e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, sanitized(resp.Error)))
+	default:
+		if r, err = e.decode(ctx, resp.Data); err != nil {
+			r = e.failed(c, err)
+		}
+		return r
 	}
-	r, err := e.decode(ctx, resp.Data)
-	if err != nil {
-		return e.failed(c, err)
-	}
+	// Made here: the time it took is the time spent trying (a connection that failed can take long).
+	r.Details.DurationMs = time.Since(start).Milliseconds()
 	return r
 }
 
