@@ -56,7 +56,7 @@ func TestLiveIncremental(t *testing.T) {
 }
 
 // TestLiveOverRPC: a streamed run on a target (the real rpc) gives its observer pieces whose text, joined,
-// is the output exactly, once.
+// is the output exactly, once; the result says it was streamed (a terminal does not print it again).
 func TestLiveOverRPC(t *testing.T) {
 	var b strings.Builder
 	tail := sink.NewLiveTail(1 << 20)
@@ -69,7 +69,7 @@ func TestLiveOverRPC(t *testing.T) {
 			tail.Write(l.Text)
 		})
 	want := "step 1\nstep 2\nstep 3\nstep 4\nstep 5\n"
-	if r.Details.Status != result.StatusExited || b.String() != want || string(tail.Tail()) != want {
+	if r.Details.Status != result.StatusExited || b.String() != want || string(tail.Tail()) != want || !r.Streamed {
 		t.Errorf("%+v: observed %q", r.Details, b.String())
 	}
 }

@@ -145,7 +145,13 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 	if obs != nil {
 		onUpdate = (&live{obs: obs}).update
 	}
-	return e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
+	r := e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
+	if rs := c.Resolved; obs != nil && rs != nil && rs.Head < 0 && rs.Tail < 0 &&
+		r.Details.Status != result.StatusError && r.Details.Status != result.StatusBlocked {
+		// It ran there and its output went to obs as it came, as a local run's does (no limit hides any).
+		r.Streamed = true
+	}
+	return r
 }
 
 // bash sends a bash request and makes its result.
