@@ -15,13 +15,16 @@ func newTargetCmd(ios IO) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
-	c.AddCommand(&cobra.Command{
+	var force bool
+	install := &cobra.Command{
 		Use:   "install URI",
 		Short: "Copy this agentbash to a target, where --target URI runs it",
 		Long: `Copy this agentbash binary to the target, as ~/.local/share/agentbash/bin/agentbash-VERSION there
 (where a target's connection looks first, before the target's PATH), through the target's own engine
 (ssh, docker exec, podman exec, kubectl exec): nothing is downloaded. The target's OS and architecture
-(uname -s, uname -m) must be this binary's. When this version is already there, nothing is copied.
+(uname -s, uname -m) must be this binary's. When this version is already there with this binary's
+content (POSIX cksum), nothing is copied; a file that differs (a broken copy) is replaced; --force copies
+anyway.
 A cmd:// target names a program, not a shell to copy through: install agentbash there yourself.`,
 		Example: `  agentbash target install ssh://build-host
   agentbash target install docker://devcontainer`,
@@ -31,11 +34,13 @@ A cmd:// target names a program, not a shell to copy through: install agentbash 
 			if err != nil {
 				return exitError{code: 1, err: err}
 			}
-			if err := target.Install(c.Context(), args[0], exe, ios.Out); err != nil {
+			if err := target.Install(c.Context(), args[0], exe, force, ios.Out); err != nil {
 				return exitError{code: exitCannotRun, err: err}
 			}
 			return nil
 		},
-	})
+	}
+	install.Flags().BoolVar(&force, "force", false, "copy even when the same binary is there")
+	c.AddCommand(install)
 	return c
 }

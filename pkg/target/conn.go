@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,13 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/rpc"
 )
+
+// HelloTimeout bounds the handshake: a target whose hello has not come by then (an unreachable host,
+// whose TCP connect alone can take minutes; a far side that never answers) is an error.
+var HelloTimeout = 20 * time.Second
+
+// errNoHello marks a handshake that did not come within HelloTimeout.
+var errNoHello = errors.New("no hello")
 
 // AbortWait is how long a cancelled call waits for the response to its abort_bash before it gives up.
 var AbortWait = 5 * time.Second
@@ -75,6 +83,7 @@ type conn struct {
 	nextID  int64
 	calls   map[int64]*call
 	lost    error         // set when the connection ended; every later call fails with it
+	why     string        // why it ended, known once ended: the engine's last stderr line, or what was wrong
 	ended   chan struct{} // closed when the reader saw the end and the connector was waited for
 	exitErr error         // the connector's exit (exec.ExitError), known once ended
 }
@@ -105,27 +114,37 @@ func dial(ctx context.Context, t Target, version string) (*conn, error) {
 	c.cmd, c.stdin = cmd, stdin
 	go c.read(stdout)
 
-	resp, err := c.call(ctx, rpc.TypeHello, map[string]int{"protocol": request.Protocol}, nil)
+	hctx, cancel := context.WithTimeoutCause(ctx, HelloTimeout, errNoHello)
+	defer cancel()
+	resp, err := c.call(hctx, rpc.TypeHello, map[string]int{"protocol": request.Protocol}, nil)
 	if err != nil {
-		if ctx.Err() != nil { // given up while connecting: nothing to wait for
+		if hctx.Err() != nil { // given up while connecting: nothing to wait for
 			_ = cmd.Process.Kill()
 		}
 		c.close()
+		if errors.Is(err, errNoHello) {
+			says := c.stderr.Last()
+			if says == "" {
+				says = "the connector wrote nothing on stderr"
+			}
+			return nil, fmt.Errorf("target %s: no hello from %s within %s: %s", t.URI, t.URI, HelloTimeout, says)
+		}
 		return nil, c.dialError(err)
 	}
 	if len(resp.Data) > 0 {
 		_ = json.Unmarshal(resp.Data, &c.hello)
 	}
+	c.hello.Version, c.hello.OS, c.hello.Arch = oneLine(c.hello.Version), oneLine(c.hello.OS), oneLine(c.hello.Arch)
 	switch {
 	case !resp.Success && strings.Contains(resp.Error, `unknown request type "hello"`):
 		err = fmt.Errorf("target %s runs an older agentbash, one without the target handshake; this one is %s: "+
 			"install the same version there: agentbash target install %s", t.URI, version, t.URI)
-	case c.hello.Protocol != request.Protocol:
+	case c.hello.Protocol != request.Protocol && (resp.Success || c.hello.Protocol != 0):
 		err = fmt.Errorf("target %s speaks agentbash protocol %d (version %s); this agentbash speaks %d (version %s): "+
 			"install the same version there: agentbash target install %s",
 			t.URI, c.hello.Protocol, c.hello.Version, request.Protocol, version, t.URI)
 	case !resp.Success:
-		err = fmt.Errorf("target %s refused the handshake: %s", t.URI, resp.Error)
+		err = fmt.Errorf("target %s refused the handshake: %s", t.URI, oneLine(resp.Error))
 	}
 	if err != nil {
 		c.close()
@@ -142,7 +161,7 @@ func (c *conn) dialError(err error) error {
 			strings.Contains(c.stderr.String(), notInstalled) {
 			return fmt.Errorf("agentbash is not installed on %s: run `agentbash target install %s`", c.uri, c.uri)
 		}
-		return fmt.Errorf("target %s: cannot connect: %s", c.uri, c.engineSays())
+		return fmt.Errorf("target %s: cannot connect: %s", c.uri, c.why)
 	}
 	return fmt.Errorf("target %s: %w", c.uri, err)
 }
@@ -252,33 +271,50 @@ func (c *conn) write(msg []byte) error {
 
 // read routes the far side's lines to their calls until the connection ends, then fails the calls still
 // waiting with the loss, naming the target and the engine's last stderr line.
+// A line that is not JSON (an SSH banner, a profile's greeting, binary junk), or one over maxLine, ends the
+// connection at once: the far side is not an agentbash rpc, or no longer speaks it.
 func (c *conn) read(stdout io.Reader) {
 	br := bufio.NewReaderSize(stdout, 64<<10)
+	var junk string
 	for {
 		b, err := readLine(br)
-		if len(bytes.TrimSpace(b)) > 0 {
-			c.route(b)
+		if len(bytes.TrimSpace(b)) > 0 && !c.route(b) {
+			junk = fmt.Sprintf("it wrote what is not agentbash rpc's JSON: %s", excerpt(b))
 		}
-		if err != nil {
+		if errors.Is(err, errLongLine) {
+			junk = err.Error()
+		}
+		if err != nil || junk != "" {
 			break
 		}
 	}
+	if junk != "" {
+		_ = c.cmd.Process.Kill()
+	}
 	c.exitErr = c.cmd.Wait()
+	says := c.engineSays()
+	if junk != "" {
+		says = junk
+	}
 	c.mu.Lock()
-	c.lost = fmt.Errorf("target %s: %w: %s", c.uri, errLost, c.engineSays())
+	c.why = says
+	c.lost = fmt.Errorf("target %s: %w: %s", c.uri, errLost, says)
 	c.calls = map[int64]*call{}
 	c.mu.Unlock()
 	close(c.ended)
 }
 
-// readLine reads one line without its newline; a line over maxLine is an error.
+// errLongLine marks a line over maxLine.
+var errLongLine = fmt.Errorf("it wrote a line over %d MiB", maxLine>>20)
+
+// readLine reads one line without its newline; a line over maxLine is errLongLine.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
 		buf = append(buf, chunk...)
 		if len(buf) > maxLine {
-			return nil, fmt.Errorf("a line over %d MiB from the target", maxLine>>20)
+			return nil, errLongLine
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
@@ -288,15 +324,15 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 // route hands one line to its call: a response ends it, an update goes to its onUpdate. Other events
-// (task_done) and lines for no call are dropped.
-func (c *conn) route(b []byte) {
+// (task_done) and lines for no call are dropped. It says false for a line that is not a JSON object.
+func (c *conn) route(b []byte) bool {
 	var l line
 	if err := json.Unmarshal(b, &l); err != nil {
-		return
+		return false
 	}
 	var id int64
 	if err := json.Unmarshal(l.ID, &id); err != nil {
-		return
+		return true
 	}
 	c.mu.Lock()
 	ca := c.calls[id]
@@ -305,7 +341,7 @@ func (c *conn) route(b []byte) {
 	}
 	c.mu.Unlock()
 	if ca == nil {
-		return
+		return true
 	}
 	switch l.Type {
 	case rpc.TypeResponse:
@@ -315,6 +351,17 @@ func (c *conn) route(b []byte) {
 			ca.onUpdate(l.update)
 		}
 	}
+	return true
+}
+
+// excerpt is what a far side wrote, for an error: sanitized, on one line, quoted, shortened.
+func excerpt(b []byte) string {
+	const most = 120
+	s := oneLine(string(b[:min(len(b), 4*most)]))
+	if len(s) > most {
+		s = s[:runeStart(s, most)] + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // close ends the connection: stdin closed (the far side takes EOF as its caller gone), then the connector

@@ -109,10 +109,19 @@ func TestHandshakeRefused(t *testing.T) {
 		"silent": {`exit 3`, "cannot connect: the connector ended: exit status 3"},
 		"not installed": {`echo "` + notInstalled + `: not on PATH" >&2; exit 127`,
 			"agentbash is not installed on cmd://"},
+		"refused": {`read l; echo '{"id":0,"type":"response","command":"hello","success":false,"error":"no \u001b[2Jtargets from here"}'; cat >/dev/null`,
+			"refused the handshake: no targets from here"},
+		// Not JSON first (a banner, a profile's greeting, junk): the end at once, not the hello's timeout.
+		"banner": {`echo 'SSH-2.0-OpenSSH_9.6p1 Ubuntu'; exec sleep 60`,
+			`cannot connect: it wrote what is not agentbash rpc's JSON: "SSH-2.0-OpenSSH_9.6p1 Ubuntu"`},
+		"junk": {`printf '\033]0;owned\007\001\377junk%0200d\n' 0; exec sleep 60`,
+			"cannot connect: it wrote what is not agentbash rpc's JSON: \"\ufffdjunk000"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			uri := fake(t, tt.script)
-			_, err := open(t, uri).Hello(ctx(t))
+			c, cancel := context.WithTimeout(ctx(t), HelloTimeout/2) // a far side that is no rpc ends at once
+			defer cancel()
+			_, err := open(t, uri).Hello(c)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), uri) {
 				t.Errorf("hello: %v\nwant an error naming %s with %q", err, uri, tt.want)
 			}
@@ -282,5 +291,30 @@ func TestNoChainFromTheEnvironment(t *testing.T) {
 	r := open(t, uri).Run(ctx(t), command(`echo "[$AGENTBASH_TARGET]"`), nil)
 	if r.Details.Status != result.StatusExited || r.Text() != "[local]" {
 		t.Errorf("%+v %q", r.Details, r.Text())
+	}
+}
+
+// TestHelloTimeout: a far side that never answers the hello (a host that does not answer) is an error after
+// HelloTimeout naming the target and the engine's last stderr line, and a run on it says how long it tried.
+func TestHelloTimeout(t *testing.T) {
+	defer func(h time.Duration) { HelloTimeout = h }(HelloTimeout)
+	HelloTimeout = 300 * time.Millisecond
+	uri := fake(t, `echo 'ssh: connect to host 10.1.2.3 port 22: Connection timed out' >&2; exec sleep 60`)
+	r := open(t, uri).Run(ctx(t), command("true"), nil)
+	want := "target " + uri + ": no hello from " + uri + " within 300ms: ssh: connect to host 10.1.2.3 port 22: Connection timed out"
+	if d := r.Details; d.Status != result.StatusError || r.Text() != want || d.DurationMs < 300 {
+		t.Errorf("%+v\n%q\nwant %q", d, r.Text(), want)
+	}
+}
+
+// TestGarbageLater: a line that is not JSON after the hello ends the connection at once; the run waiting
+// on it is an error result quoting it.
+func TestGarbageLater(t *testing.T) {
+	uri := fake(t, `read l; echo '{"id":0,"type":"response","success":true,"data":{"protocol":1,"version":"dev"}}'
+read l; echo 'Segmentation fault (core dumped)'; exec sleep 60`)
+	r := open(t, uri).Run(ctx(t), command("true"), nil)
+	if d := r.Details; d.Status != result.StatusError ||
+		!strings.Contains(r.Text(), `connection lost: it wrote what is not agentbash rpc's JSON: "Segmentation fault (core dumped)"`) {
+		t.Errorf("%+v %q", d, r.Text())
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sanitize"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -142,50 +143,41 @@ func (e *Executor) Run(ctx context.Context, c request.Command, obs executor.Obse
 	}
 	var onUpdate func(update)
 	if obs != nil {
-		onUpdate = func(u update) { obs(run.LiveText{Text: u.Text, TotalBytes: u.TotalBytes, TotalLines: u.TotalLines}) }
+		onUpdate = (&live{obs: obs}).update
 	}
-	return e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
-}
-
-// bash sends a bash request and makes its result.
-func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest, onUpdate func(update)) result.Result {
-	resp, err := e.do(ctx, rpc.TypeBash, req, onUpdate)
-	switch {
-	case err != nil && errors.Is(context.Cause(ctx), errNoAnswer):
-		e.Close() // the link is not to be trusted: the next call connects again
-		return e.failed(c, context.Cause(ctx))
-	case err != nil && ctx.Err() != nil && !errors.Is(err, errLost):
-		return e.cancelled(ctx, c, err.Error())
-	case err != nil:
-		return e.failed(c, err)
-	case !resp.Success:
-		return e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, resp.Error))
-	}
-	r, err := e.decode(ctx, resp.Data)
-	if err != nil {
-		return e.failed(c, err)
+	r := e.bash(ctx, c, bashRequest{Command: c, Stream: obs != nil}, onUpdate)
+	if rs := c.Resolved; obs != nil && rs != nil && rs.Head < 0 && rs.Tail < 0 &&
+		r.Details.Status != result.StatusError && r.Details.Status != result.StatusBlocked {
+		// It ran there and its output went to obs as it came, as a local run's does (no limit hides any).
+		r.Streamed = true
 	}
 	return r
 }
 
-// decode makes a result of a response's data, as the target shaped it, with details.target set and the
-// signals the CLI's exit status needs (they do not travel).
-func (e *Executor) decode(ctx context.Context, data json.RawMessage) (result.Result, error) {
+// bash sends a bash request and makes its result.
+func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest, onUpdate func(update)) result.Result {
+	start := time.Now()
+	resp, err := e.do(ctx, rpc.TypeBash, req, onUpdate)
 	var r result.Result
-	if err := json.Unmarshal(data, &r); err != nil || len(r.Content) == 0 {
-		return r, fmt.Errorf("target %s answered with a result this agentbash cannot read: %v", e.t.URI, err)
-	}
-	r.Output = r.Content[0].Text
-	r.Details.Target = e.t.URI
-	switch r.Details.Status {
-	case result.StatusKilled:
-		r.KillSignal = unix.SignalNum(r.Details.Signal)
-	case result.StatusCancelled:
-		if sc, ok := errors.AsType[request.SignalCause](context.Cause(ctx)); ok {
-			r.CancelSignal = sc.Signal
+	switch {
+	case err != nil && errors.Is(context.Cause(ctx), errNoAnswer):
+		e.Close() // the link is not to be trusted: the next call connects again
+		r = e.failed(c, context.Cause(ctx))
+	case err != nil && ctx.Err() != nil && !errors.Is(err, errLost):
+		r = e.cancelled(ctx, c, err.Error())
+	case err != nil:
+		r = e.failed(c, err)
+	case !resp.Success:
+		r = e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, sanitized(resp.Error)))
+	default:
+		if r, err = e.decode(ctx, resp.Data); err != nil {
+			r = e.failed(c, err)
 		}
+		return r
 	}
-	return r, nil
+	// Made here: the time it took is the time spent trying (a connection that failed can take long).
+	r.Details.DurationMs = time.Since(start).Milliseconds()
+	return r
 }
 
 // failed is the error result of a command that could not run on the target.
@@ -302,9 +294,18 @@ func (o taskOps) Wait(ctx context.Context, id string, timeout time.Duration) (re
 	}{id, timeout.Seconds()})
 }
 
+// List is the target's task rows, their text columns sanitized (a target is not trusted to send clean
+// text to a terminal).
 func (o taskOps) List(ctx context.Context, all bool) ([]tasks.Row, error) {
 	var rows []tasks.Row
-	return rows, o.e.data(ctx, rpc.TypeTasks, map[string]bool{"all": all}, &rows)
+	err := o.e.data(ctx, rpc.TypeTasks, map[string]bool{"all": all}, &rows)
+	for i := range rows {
+		r := &rows[i]
+		for _, s := range []*string{&r.TaskID, &r.Status, &r.Command, &r.Cwd, &r.StartedAt, &r.EndedAt} {
+			*s = oneLine(*s)
+		}
+	}
+	return rows, err
 }
 
 // Prune is a tasks_prune request: its data is the ids removed.
@@ -360,9 +361,14 @@ type artifactOps struct{ e *Executor }
 // artifactChunk is how many bytes one artifact request reads.
 const artifactChunk = 1 << 20
 
-// Print copies artifact id from the target to w, a window per request, as the target prints it
-// (sanitized, or raw with raw).
+// Print copies artifact id from the target to w, a window per request: its text sanitized, here too (the
+// target sanitizes it, but is not trusted to), or its bytes as they are with raw. An answer that is not
+// the window asked for (another offset, nothing before the end) is an error, not a loop.
 func (o artifactOps) Print(ctx context.Context, w io.Writer, id string, raw bool) error {
+	out := io.WriteCloser(nopCloser{w})
+	if !raw {
+		out = sanitize.NewWriter(w)
+	}
 	for off := int64(0); ; {
 		var ch rpc.ArtifactChunk
 		err := o.e.data(ctx, rpc.TypeArtifact, struct {
@@ -371,18 +377,27 @@ func (o artifactOps) Print(ctx context.Context, w io.Writer, id string, raw bool
 			Offset int64  `json:"offset"`
 			Limit  int64  `json:"limit"`
 		}{id, raw, off, artifactChunk}, &ch)
-		if err != nil {
+		switch {
+		case err != nil:
 			return err
+		case ch.Offset != off:
+			return fmt.Errorf("target %s answered artifact %s at offset %d for offset %d", o.e.t.URI, id, ch.Offset, off)
+		case len(ch.Data) == 0 && !ch.EOF:
+			return fmt.Errorf("target %s answered artifact %s with nothing at offset %d, before its end", o.e.t.URI, id, off)
 		}
-		if _, err := io.WriteString(w, string(ch.Data)); err != nil {
+		if _, err := io.WriteString(out, string(ch.Data)); err != nil {
 			return err
 		}
 		off += int64(len(ch.Data))
-		if ch.EOF || len(ch.Data) == 0 {
-			return nil
+		if ch.EOF {
+			return out.Close()
 		}
 	}
 }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // Path is the artifact's path on the target.
 func (o artifactOps) Path(ctx context.Context, id string) (string, error) {
@@ -392,9 +407,14 @@ func (o artifactOps) Path(ctx context.Context, id string) (string, error) {
 	return p.Path, o.e.data(ctx, rpc.TypeArtifactPath, map[string]string{"artifactId": id}, &p)
 }
 
+// List is the target's artifacts, their text columns sanitized.
 func (o artifactOps) List(ctx context.Context) ([]artifact.Info, error) {
 	var infos []artifact.Info
-	return infos, o.e.data(ctx, rpc.TypeArtifactList, struct{}{}, &infos)
+	err := o.e.data(ctx, rpc.TypeArtifactList, struct{}{}, &infos)
+	for i := range infos {
+		infos[i].ID, infos[i].Command = oneLine(infos[i].ID), oneLine(infos[i].Command)
+	}
+	return infos, err
 }
 
 func (o artifactOps) Prune(ctx context.Context, age time.Duration) ([]string, error) {
