@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/rpc"
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // HelloTimeout bounds the handshake: a target whose hello has not come by then (an unreachable host,
@@ -221,7 +222,13 @@ func (c *conn) call(ctx context.Context, typ string, fields any, onUpdate func(u
 		c.forget(id)
 		return response{}, context.Cause(ctx)
 	}
-	_ = c.write(fmt.Appendf(nil, `{"id":null,"type":%q,"target":%d}`+"\n", rpc.TypeAbort, id))
+	// A cancel that carries its own grace (this process's caller went away: rpc or mcp at EOF, a supervisor
+	// whose client is gone) passes it on, so the far tree ends as a dead caller's, not after its kill grace.
+	grace := ""
+	if gc, ok := errors.AsType[run.KillGraceCause](context.Cause(ctx)); ok {
+		grace = fmt.Sprintf(`,"killGrace":%g`, min(gc.KillGrace().Seconds(), request.MaxKillGrace))
+	}
+	_ = c.write(fmt.Appendf(nil, `{"id":null,"type":%q,"target":%d%s}`+"\n", rpc.TypeAbort, id, grace))
 	timer := time.NewTimer(AbortWait)
 	defer timer.Stop()
 	select {

@@ -318,3 +318,37 @@ read l; echo 'Segmentation fault (core dumped)'; exec sleep 60`)
 		t.Errorf("%+v %q", d, r.Text())
 	}
 }
+
+// TestEOFPassesTheShortGrace: an rpc whose commands run on a target and whose own input ends (its caller
+// went away) ends the far tree as a dead caller's, SIGTERM then SIGKILL 0.5 s later, not after its kill
+// grace (a minute here): the abort carries the grace.
+func TestEOFPassesTheShortGrace(t *testing.T) {
+	cmd := exec.Command(bin, "rpc", "--kill-grace", "60", "--target", rpcURI(t))
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fmt.Fprintln(in, `{"id":1,"type":"bash","stream":true,"command":"trap '' TERM; echo $$; exec sleep 300"}`)
+	sc := bufio.NewScanner(out)
+	pid := 0
+	for pid == 0 && sc.Scan() {
+		var u struct{ Type, Text string }
+		if json.Unmarshal(sc.Bytes(), &u) == nil && u.Type == "update" {
+			pid, _ = strconv.Atoi(strings.TrimSpace(u.Text))
+		}
+	}
+	if pid == 0 || !alive(pid) {
+		t.Fatalf("no far pid (%d)", pid)
+	}
+	in.Close()
+	for deadline := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("the far tree outlived its caller's end by 10 s: the abort did not carry the short grace")
+	}
+}
