@@ -14,7 +14,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // declared is the output schema each tool declares in tools/list, as JSON.
@@ -178,5 +180,15 @@ func TestProgressHeartbeatWithoutOutput(t *testing.T) {
 	defer mu.Unlock()
 	if fmt.Sprint(got) != "[1 2 3]" {
 		t.Errorf("progress %v, want 1, 2, 3", got)
+	}
+}
+
+// A yielded run on a target ends with the MCP hint naming the target as the tools' argument, not the CLI's.
+func TestYieldHintOnATarget(t *testing.T) {
+	r := result.Result{Details: result.Details{Status: result.StatusRunning, TaskID: "4", Pid: 9, Target: "ssh://b"},
+		Footer: []string{fmt.Sprintf(texts.TaskYielded, "4", 9, "4 --target ssh://b")}}
+	got := mcpYield(r).Footer[0]
+	if want := fmt.Sprintf(texts.MCPTaskYieldedOn, "4", 9, "4", "ssh://b"); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -384,8 +384,13 @@ func mcpYield(r result.Result) result.Result {
 		return r
 	}
 	footer := append([]string(nil), r.Footer...)
-	if last := len(footer) - 1; footer[last] == fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID) {
+	last := len(footer) - 1
+	switch {
+	case footer[last] == fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID):
 		footer[last] = fmt.Sprintf(texts.MCPTaskYielded, d.TaskID, d.Pid, d.TaskID)
+	case d.Target != "" && strings.HasPrefix(footer[last], fmt.Sprintf(texts.TaskYielded[:strings.Index(texts.TaskYielded, "agentbash")], d.TaskID, d.Pid)):
+		// A target's run: its CLI hint names --target; the tools take the target as an argument.
+		footer[last] = fmt.Sprintf(texts.MCPTaskYieldedOn, d.TaskID, d.Pid, d.TaskID, d.Target)
 	}
 	r.Footer = footer
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}

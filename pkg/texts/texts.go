@@ -94,6 +94,7 @@ const (
 // [MCPNoCommand], one with both run_in_background and yield_seconds [MCPBackgroundYield].
 const (
 	MCPTaskYielded     = "[Still running as task %s (pid %d): call bash_output with task_id \"%s\" to read more, bash_kill to stop it]"
+	MCPTaskYieldedOn   = "[Still running as task %s (pid %d): call bash_output with task_id \"%s\" and target \"%s\" to read more, bash_kill to stop it]"
 	MCPNoTasks         = "No background tasks running or ended in the last 24 hours"
 	MCPNoTasksAll      = "No background tasks"
 	MCPNoCommand       = "No command given: the command argument is empty"
