@@ -397,18 +397,29 @@ func mcpYield(r result.Result) result.Result {
 	return r
 }
 
+// taskService is the service of a task call (bash_output, bash_kill) whose arguments in named task id on
+// target, or the error result when an argument is bad or the target may not be named.
+func (s *Server) taskService(in *args, id, target string) (*service.Service, *mcp.CallToolResult) {
+	err := in.check()
+	if err == nil {
+		err = tasks.CheckID(id)
+	}
+	var svc *service.Service
+	if err == nil {
+		svc, err = s.service(target)
+	}
+	if err != nil {
+		return nil, toolResult(tasks.ErrorResult(id, err))
+	}
+	return svc, nil
+}
+
 func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in := readArgs("bash_output", arguments(req), "task_id", "wait_seconds", "target")
 	id, waitSeconds, target := in.taskID("task_id"), in.seconds("wait_seconds"), in.string("target", false)
-	if err := in.check(); err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
-	}
-	if err := tasks.CheckID(id); err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
-	}
-	svc, err := s.service(target)
-	if err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
+	svc, refused := s.taskService(in, id, target)
+	if refused != nil {
+		return refused, nil
 	}
 	var wait float64
 	if waitSeconds != nil {
@@ -421,15 +432,9 @@ func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 func (s *Server) kill(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	in := readArgs("bash_kill", arguments(req), "task_id", "target")
 	id, target := in.taskID("task_id"), in.string("target", false)
-	if err := in.check(); err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
-	}
-	if err := tasks.CheckID(id); err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
-	}
-	svc, err := s.service(target)
-	if err != nil {
-		return toolResult(tasks.ErrorResult(id, err)), nil
+	svc, refused := s.taskService(in, id, target)
+	if refused != nil {
+		return refused, nil
 	}
 	r, _ := svc.Kill(ctx, id, syscall.SIGTERM)
 	return toolResult(r), nil
