@@ -1,0 +1,116 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		p    Policy
+		want string // "" for none
+	}{
+		{Policy{}, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, ""},
+		{Policy{Mode: "strict"}, `sandbox.mode: want off, workspace-write or read-only, got "strict"`},
+		{Policy{Mode: ModeReadOnly, Network: NetworkProxy}, "sandbox.network: proxy is not built yet"},
+		{Policy{Mode: ModeReadOnly, Network: "wifi"}, `got "wifi"`},
+		{Policy{Mode: ModeReadOnly, AllowHosts: []string{"a:1"}}, "sandbox.allowHosts: only network: proxy"},
+	} {
+		err := tc.p.Check()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.p, err, tc.want)
+		}
+	}
+}
+
+// A request may only add restrictions to its server's policy; a looser one is an error naming the field.
+func TestTighten(t *testing.T) {
+	floor := Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn, Writable: []string{"/w"}, DenyRead: []string{"/s"}}
+	for _, tc := range []struct {
+		req  Policy
+		want string // "" for allowed
+	}{
+		{Policy{}, ""},
+		{Policy{Mode: ModeReadOnly}, ""},
+		{Policy{Network: NetworkOff}, ""},
+		{Policy{Writable: []string{"/w/sub"}}, ""},
+		{Policy{DenyRead: []string{"/w/secret"}}, ""},
+		{Policy{Mode: ModeOff}, "sandbox.mode off would loosen this server's workspace-write"},
+		{Policy{Writable: []string{"/"}}, "sandbox.writable: / is not within"},
+		{Policy{Writable: []string{"/wx"}}, "sandbox.writable: /wx is not within"},
+	} {
+		got, err := Tighten(floor, tc.req)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.req, err, tc.want)
+		}
+		if err == nil && !slices.Contains(got.DenyRead, "/s") {
+			t.Errorf("%+v: the floor's denied path was dropped: %+v", tc.req, got)
+		}
+	}
+	strict := Policy{Mode: ModeReadOnly, Network: NetworkOff}
+	if _, err := Tighten(strict, Policy{Network: NetworkOn}); err == nil || !strings.Contains(err.Error(), "sandbox.network on") {
+		t.Errorf("network on under off: %v", err)
+	}
+	if got, err := Tighten(Policy{}, Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}); err != nil || got.Mode != ModeWorkspaceWrite {
+		t.Errorf("an unsandboxed server takes any sandbox: %+v %v", got, err)
+	}
+}
+
+// Writes-only (network on, nothing denied) needs Landlock and seccomp alone; anything else the namespaces.
+func TestNeeds(t *testing.T) {
+	names := func(p Policy) string {
+		var s []string
+		for _, m := range p.Needs() {
+			s = append(s, string(m))
+		}
+		return strings.Join(s, " ")
+	}
+	for _, tc := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{}, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, "landlock-fs landlock-scope seccomp"},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn, DenyRead: []string{"/s"}}, "landlock-fs landlock-scope userns mountns seccomp"},
+		{Policy{Mode: ModeReadOnly}, "landlock-fs landlock-scope userns mountns netns seccomp"},
+	} {
+		if got := names(tc.p); got != tc.want {
+			t.Errorf("%+v: needs %q, want %q", tc.p, got, tc.want)
+		}
+	}
+}
+
+// Resolve expands ~, follows symlinks, drops what does not exist where that widens nothing, and refuses
+// what would widen silently.
+func TestResolve(t *testing.T) {
+	home := t.TempDir()
+	for _, d := range []string{"w", "secret", "w/inside", "real"} {
+		os.MkdirAll(filepath.Join(home, d), 0o755)
+	}
+	os.Symlink(filepath.Join(home, "real"), filepath.Join(home, "link"))
+	home, _ = filepath.EvalSymlinks(home)
+	got, err := Policy{Mode: ModeWorkspaceWrite, Writable: []string{"~/w", "~/link", "~/secret/x"},
+		DenyRead: []string{"~/secret", "~/missing"}, CacheDirs: []string{"~/nocache", "~/w"}}.Resolve(home)
+	if err == nil || !strings.Contains(err.Error(), "sandbox.writable: "+home+"/secret/x does not exist") {
+		t.Errorf("a missing writable path: %v", err)
+	}
+	if want := []string{home + "/w", home + "/real"}; !slices.Equal(got.Writable, want) {
+		t.Errorf("writable %q, want %q", got.Writable, want)
+	}
+	if want := []string{home + "/secret"}; !slices.Equal(got.DenyRead, want) || !slices.Equal(got.CacheDirs, []string{home + "/w"}) {
+		t.Errorf("denied %q, caches %q", got.DenyRead, got.CacheDirs)
+	}
+	for _, bad := range []Policy{{Writable: []string{"rel"}}, {Writable: []string{"/"}}, {DenyRead: []string{"x/y"}}} {
+		if _, err := bad.Resolve(home); err == nil {
+			t.Errorf("%+v resolved", bad)
+		}
+	}
+	inDenied, err := Policy{Writable: []string{"~/secret"}, DenyRead: []string{"~/secret"}}.Resolve(home)
+	if err != nil || len(inDenied.Writable) != 0 {
+		t.Errorf("deny wins: %+v %v", inDenied, err)
+	}
+}
