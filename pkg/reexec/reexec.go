@@ -1,6 +1,6 @@
 // Package reexec runs the hidden commands agentbash re-executes itself as: a run's supervisor
-// (`__supervise`, pkg/supervisor) and the helper that makes the shell snapshot (`__snapshot`,
-// pkg/snapshot). It runs them from its init function, so importing it is all the binary's entry point and
+// (`__supervise`, pkg/supervisor), the helper that makes the shell snapshot (`__snapshot`,
+// pkg/snapshot) and the sandbox's user-namespace probe (`__sandbox-probe`, pkg/sandbox). It runs them from its init function, so importing it is all the binary's entry point and
 // the test binaries that start runs need: such a process never gets to main, and never runs the init
 // functions of the packages initialized after this one (cobra's, viper's, the MCP SDK's: about half a
 // millisecond of every run's critical path, which waits for its supervisor to start).
@@ -9,6 +9,7 @@ package reexec
 import (
 	"os"
 
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 )
@@ -27,6 +28,8 @@ func dispatch(args []string) (code int, ok bool) {
 		return supervisor.Main(), true
 	case len(args) > 0 && args[0] == snapshot.Command:
 		return snapshot.Main(args[1:]), true
+	case len(args) == 1 && args[0] == sandbox.ProbeCommand:
+		return sandbox.ProbeMain(), true
 	}
 	return 0, false
 }

@@ -1,0 +1,90 @@
+package sandbox_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	// The probe re-executes the test binary as __sandbox-probe: pkg/reexec's init takes that process.
+	_ "github.com/agentbash/agentbash/pkg/reexec"
+	"github.com/agentbash/agentbash/pkg/sandbox"
+)
+
+// The probe agrees with the system: a user namespace can be made exactly when `unshare -U true` can make one,
+// and then a policy needing namespaces misses nothing namespace-wise.
+func TestProbeAgreesWithUnshare(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare(1) to compare with")
+	}
+	a := sandbox.Probe()
+	sys := exec.Command("unshare", "-U", "true").Run()
+	if (a.UserNSErr == nil) != (sys == nil) {
+		t.Fatalf("probe says %v, unshare -U says %v", a.UserNSErr, sys)
+	}
+	t.Logf("Landlock ABI %d (%v), seccomp %v, userns %v", a.LandlockABI, a.LandlockErr, a.SeccompErr, a.UserNSErr)
+	if m, why := a.Missing([]sandbox.Mechanism{sandbox.UserNS, sandbox.MountNS, sandbox.NetNS}); a.UserNSErr == nil && m != "" {
+		t.Errorf("missing %s: %s", m, why)
+	}
+}
+
+// Fail closed: in a process refused user namespaces (a user namespace whose max_user_namespaces is 0), the
+// probe says so, and a policy needing them misses userns with the fix in words, while a writes-only policy
+// misses nothing the kernel has.
+func TestProbeRefusedUserNS(t *testing.T) {
+	if os.Getenv("AB_PROBE_CHILD") == "1" {
+		a := sandbox.Probe()
+		m, why := a.Missing(sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}.Needs())
+		w, _ := a.Missing(sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn}.Needs())
+		fmt.Printf("userns=%v missing=%s why=%q writesOnlyMissing=%q landlock=%d\n", a.UserNSErr != nil, m, why, w, a.LandlockABI)
+		return
+	}
+	if exec.Command("unshare", "-Ur", "true").Run() != nil {
+		t.Skip("this process cannot make the user namespace the refusal is set up in")
+	}
+	cmd := exec.Command("unshare", "-Ur", "sh", "-c",
+		`echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -test.run='^TestProbeRefusedUserNS$' -test.v`, os.Args[0])
+	cmd.Env = append(os.Environ(), "AB_PROBE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	s := string(out)
+	if !strings.Contains(s, "userns=true missing=userns") || !strings.Contains(s, "apparmor_restrict_unprivileged_userns") {
+		t.Errorf("under a refusal: %s", s)
+	}
+	if strings.Contains(s, "landlock=0") == strings.Contains(s, `writesOnlyMissing=""`) {
+		t.Errorf("writes-only should miss nothing when Landlock is there: %s", s)
+	}
+}
+
+// The probe tests again as an ordinary user (CI runs as root): the test binary under setpriv --reuid 65534.
+func TestProbeAsUser(t *testing.T) {
+	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
+		t.Skip("runs the other probe tests as uid 65534 when root")
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("no setpriv(1)")
+	}
+	dir, err := os.MkdirTemp("", "abprobe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := dir + "/sandbox.test"
+	b, err := os.ReadFile(os.Args[0])
+	if err == nil {
+		err = os.WriteFile(bin, b, 0o755)
+	}
+	if err != nil || os.Chmod(dir, 0o755) != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", bin,
+		"-test.run=^TestProbe(AgreesWithUnshare|RefusedUserNS)$", "-test.v")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "AB_PROBE_AS_USER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Count(string(out), "--- PASS") != 2 {
+		t.Errorf("as uid 65534: %v\n%s", err, out)
+	}
+}
