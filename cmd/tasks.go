@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -198,6 +199,9 @@ func taskError(c *cobra.Command, ios IO, id string, err error) error {
 		text = textFormat(cfg.Format, ios)
 	}
 	printTask(ios, tasks.ErrorResult(id, err), text)
+	if errors.Is(err, executor.ErrUnreachable) {
+		return exitError{code: exitCannotRun, err: err} // the target, not the id: as a run that could not start
+	}
 	return exitError{code: 1, err: err}
 }
 

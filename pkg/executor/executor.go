@@ -11,6 +11,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -88,6 +89,10 @@ type Artifacts interface {
 	List(ctx context.Context) ([]artifact.Info, error)
 	Prune(ctx context.Context, age time.Duration) ([]string, error)
 }
+
+// ErrUnreachable marks an error of an executor that could not reach its place (a target that refused or lost
+// the connection): a face exits 125 for it, as for a run that could not start, not 1 as for an unknown id.
+var ErrUnreachable = errors.New("the place cannot be reached")
 
 // Opener makes the executor for a target URI of its scheme (the URI whole, as given). The error is a
 // sentence naming the URI and what is wrong with it.

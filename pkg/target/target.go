@@ -89,10 +89,20 @@ func (e *Executor) Hello(ctx context.Context) (rpc.HelloData, error) {
 func (e *Executor) do(ctx context.Context, typ string, fields any, onUpdate func(update)) (response, error) {
 	c, err := e.connect(ctx)
 	if err != nil {
-		return response{}, err
+		return response{}, unreachable{err}
 	}
-	return c.call(ctx, typ, fields, onUpdate)
+	resp, err := c.call(ctx, typ, fields, onUpdate)
+	if errors.Is(err, errLost) {
+		err = unreachable{err}
+	}
+	return resp, err
 }
+
+// unreachable is an error of a connection that failed or was lost: it is executor.ErrUnreachable too.
+type unreachable struct{ error }
+
+func (u unreachable) Unwrap() error        { return u.error }
+func (u unreachable) Is(target error) bool { return target == executor.ErrUnreachable }
 
 // Close ends the connection (the target sees EOF: what runs in the foreground there ends; tasks go on).
 func (e *Executor) Close() error {
