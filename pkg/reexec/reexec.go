@@ -1,6 +1,6 @@
 // Package reexec runs the hidden commands agentbash re-executes itself as: a run's supervisor
 // (`__supervise`, pkg/supervisor), the helper that makes the shell snapshot (`__snapshot`,
-// pkg/snapshot) and the sandbox's user-namespace probe (`__sandbox-probe`, pkg/sandbox). It runs them from its init function, so importing it is all the binary's entry point and
+// pkg/snapshot) the sandbox's user-namespace probe (`__sandbox-probe`) and its stage (`__sandbox`, pkg/sandbox). It runs them from its init function, so importing it is all the binary's entry point and
 // the test binaries that start runs need: such a process never gets to main, and never runs the init
 // functions of the packages initialized after this one (cobra's, viper's, the MCP SDK's: about half a
 // millisecond of every run's critical path, which waits for its supervisor to start).
@@ -30,6 +30,8 @@ func dispatch(args []string) (code int, ok bool) {
 		return snapshot.Main(args[1:]), true
 	case len(args) == 1 && args[0] == sandbox.ProbeCommand:
 		return sandbox.ProbeMain(), true
+	case len(args) == 1 && args[0] == sandbox.StageCommand:
+		return sandbox.StageMain(), true
 	}
 	return 0, false
 }

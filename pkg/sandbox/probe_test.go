@@ -64,14 +64,23 @@ func TestProbeAsUser(t *testing.T) {
 	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
 		t.Skip("runs the other probe tests as uid 65534 when root")
 	}
+	out, err := asUser(t, "^TestProbe(AgreesWithUnshare|RefusedUserNS)$")
+	if err != nil || strings.Count(out, "--- PASS") != 2 {
+		t.Errorf("as uid 65534: %v\n%s", err, out)
+	}
+}
+
+// asUser runs this test binary's tests matching run as uid 65534 (a copy in a directory that user can read).
+func asUser(t *testing.T, run string) (string, error) {
+	t.Helper()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("no setpriv(1)")
 	}
-	dir, err := os.MkdirTemp("", "abprobe")
+	dir, err := os.MkdirTemp("", "absandbox")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	t.Cleanup(func() { os.RemoveAll(dir) })
 	bin := dir + "/sandbox.test"
 	b, err := os.ReadFile(os.Args[0])
 	if err == nil {
@@ -80,11 +89,8 @@ func TestProbeAsUser(t *testing.T) {
 	if err != nil || os.Chmod(dir, 0o755) != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", bin,
-		"-test.run=^TestProbe(AgreesWithUnshare|RefusedUserNS)$", "-test.v")
+	cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "AB_PROBE_AS_USER=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || strings.Count(string(out), "--- PASS") != 2 {
-		t.Errorf("as uid 65534: %v\n%s", err, out)
-	}
+	return string(out), err
 }

@@ -1,0 +1,123 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// confineWrites applies the writes-only level of a resolved policy to this process, which must exec next
+// (docs/architecture.md, "Next: the sandbox", stage 2): no capabilities (the bounding and inheritable sets
+// cleared, so even root execs with CapEff 0), no_new_privs, a seccomp filter (no new namespaces, no
+// io_uring, no vsock), and Landlock — filesystem writes only under writable (read and execute everywhere),
+// signals and abstract unix sockets scoped to the sandbox. It never downgrades: a right the kernel lacks is
+// an error, and the caller does not exec.
+func confineWrites(writable []string) error {
+	runtime.LockOSThread() // the exec that follows comes from this thread
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("capabilities: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := installSeccomp(); err != nil {
+		return fmt.Errorf("%s: %w", Seccomp, err)
+	}
+	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx").IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts").IgnoreIfMissing(),
+	}
+	if len(writable) > 0 {
+		rules = append(rules, landlock.RWDirs(writable...))
+	}
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("%s: %w", LandlockFS, err)
+	}
+	return nil
+}
+
+// dropCapabilities empties the bounding and inheritable sets (an unprivileged process has nothing to drop).
+func dropCapabilities() error {
+	if unix.Geteuid() != 0 {
+		return nil
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return err
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	data[0].Inheritable, data[1].Inheritable = 0, 0
+	return unix.Capset(&hdr, &data[0])
+}
+
+// The namespace flags of clone and unshare the filter refuses.
+const newNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
+// installSeccomp loads the filter on every thread: EPERM for unshare, setns, clone with a namespace flag,
+// io_uring and vsock sockets; ENOSYS for clone3 (its flags are out of a filter's reach; libc falls back to
+// clone); a foreign architecture is killed.
+func installSeccomp() error {
+	arch, ok := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
+	if !ok {
+		return fmt.Errorf("no filter for %s", runtime.GOARCH)
+	}
+	const (
+		ld   = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+		ret  = unix.BPF_RET | unix.BPF_K
+		// offsets in struct seccomp_data
+		offNr, offArch, offArg0 = 0, 4, 16
+	)
+	eperm := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM))
+	enosys := uint32(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
+	deny := func(nr uintptr, action uint32) []unix.SockFilter {
+		return []unix.SockFilter{{Code: jeq, K: uint32(nr), Jt: 0, Jf: 1}, {Code: ret, K: action}}
+	}
+	f := []unix.SockFilter{
+		{Code: ld, K: offArch},
+		{Code: jeq, K: arch, Jt: 1, Jf: 0},
+		{Code: ret, K: unix.SECCOMP_RET_KILL_PROCESS},
+		{Code: ld, K: offNr},
+	}
+	f = append(f, deny(unix.SYS_UNSHARE, eperm)...)
+	f = append(f, deny(unix.SYS_SETNS, eperm)...)
+	f = append(f, deny(unix.SYS_CLONE3, enosys)...)
+	f = append(f, deny(unix.SYS_IO_URING_SETUP, eperm)...)
+	f = append(f, deny(unix.SYS_IO_URING_ENTER, eperm)...)
+	f = append(f, deny(unix.SYS_IO_URING_REGISTER, eperm)...)
+	// clone: refuse a namespace flag in its first argument (the flags on both architectures).
+	f = append(f,
+		unix.SockFilter{Code: jeq, K: uint32(unix.SYS_CLONE), Jt: 0, Jf: 3},
+		unix.SockFilter{Code: ld, K: offArg0},
+		unix.SockFilter{Code: jset, K: newNamespaces, Jt: 0, Jf: 1},
+		unix.SockFilter{Code: ret, K: eperm},
+		unix.SockFilter{Code: ld, K: offNr}, // reload for the next test
+	)
+	// socket(AF_VSOCK, …)
+	f = append(f,
+		unix.SockFilter{Code: jeq, K: uint32(unix.SYS_SOCKET), Jt: 0, Jf: 3},
+		unix.SockFilter{Code: ld, K: offArg0},
+		unix.SockFilter{Code: jeq, K: unix.AF_VSOCK, Jt: 0, Jf: 1},
+		unix.SockFilter{Code: ret, K: eperm},
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+	)
+	prog := unix.SockFprog{Len: uint16(len(f)), Filter: &f[0]}
+	const seccompSetModeFilter, filterFlagTsync = 1, 1
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompSetModeFilter, filterFlagTsync,
+		uintptr(unsafe.Pointer(&prog))); errno != 0 {
+		return errno
+	}
+	return nil
+}
