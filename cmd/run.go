@@ -218,8 +218,8 @@ type server struct {
 // newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
 // back), starts spares idle supervisors, and builds the service; broken rules are said on stderr.
 func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) (server, error) {
-	if err := checkAllowed(cfg.Targets.Allowed); err != nil {
-		return server{}, err
+	if err := service.CheckAllowed(cfg.Targets.Allowed, executor.Open); err != nil {
+		return server{}, configError{err}
 	}
 	memlimit.Apply(memLimit)
 	pool := &supervisor.Pool{Spares: spares}
@@ -234,34 +234,6 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 	stop := handleSignals(cancel)
 	return server{svc: svc, places: places, ctx: ctx,
 		close: func() { stop(); cancel(nil); _ = places.Close(); pool.Close() }}, nil
-}
-
-// checkAllowed checks targets.allowed: every entry a target a request could name (README "Targets"). local and
-// cmd:// never can, and an entry no target kind takes is a typo: each is a config error naming the entry,
-// rather than a list that silently allows less than it says.
-func checkAllowed(allowed []string) error {
-	var errs []error
-	for _, a := range allowed {
-		switch {
-		case a == "local":
-			errs = append(errs, fmt.Errorf("targets.allowed: %q: a request names local only on a server whose "+
-				"target is local, where it needs no entry", a))
-		case strings.HasPrefix(a, "cmd://"):
-			errs = append(errs, fmt.Errorf("targets.allowed: %q: a request never names a cmd:// target; give it "+
-				"to the server (--target, AGENTBASH_TARGET or target)", a))
-		default:
-			exe, err := executor.Open(a)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("targets.allowed: %w", err))
-				continue
-			}
-			_ = exe.Close() // nothing connects until a first use
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return configError{err}
-	}
-	return nil
 }
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).

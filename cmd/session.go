@@ -15,9 +15,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/session"
 )
 
-// removeWait is how long `session rm` waits for a running command of the session (reference §7.1).
-const removeWait = 5 * time.Second
-
 func newSessionCmd(ios IO) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "session",
@@ -172,7 +169,7 @@ up to 5 seconds; past that nothing is removed and rm exits 1. An unknown session
 			if err != nil {
 				return err
 			}
-			err = store.Remove(c.Context(), args[0], removeWait)
+			err = store.Remove(c.Context(), args[0], session.RemoveWait)
 			if errors.Is(err, session.ErrNotFound) {
 				// As `session show` says it.
 				return exitError{code: 1, err: fmt.Errorf("session %s: %w", args[0], session.ErrNotFound)}

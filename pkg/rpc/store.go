@@ -2,7 +2,7 @@ package rpc
 
 import (
 	"errors"
-	"time"
+	"github.com/agentbash/agentbash/pkg/session"
 
 	"github.com/agentbash/agentbash/pkg/run"
 )
@@ -41,7 +41,7 @@ func (l *loop) store(c *call) {
 		case TypeSessionShow:
 			data, err = sessions.Show(c.ctx, st.Name, st.Values)
 		default:
-			err = sessions.Remove(c.ctx, st.Name, SessionRemoveWait)
+			err = sessions.Remove(c.ctx, st.Name, session.RemoveWait)
 			data = struct{}{}
 		}
 	default:
@@ -81,9 +81,6 @@ func (l *loop) store(c *call) {
 	}
 	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: data})
 }
-
-// SessionRemoveWait is how long a session_rm waits for the session's running command, as `session rm`.
-const SessionRemoveWait = 5 * time.Second
 
 func nonNil(ids []string) []string {
 	if ids == nil {

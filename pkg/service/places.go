@@ -125,6 +125,32 @@ func (p *Places) allow(uri string) error {
 		"directory); a request cannot allow one", uri, p.target)
 }
 
+// CheckAllowed checks config targets.allowed when a server starts: every entry must be a target a request
+// could name (README "Targets"). local and cmd:// never can, and an entry no target kind takes (open fails:
+// executor.Open) is a typo; each is an error naming the entry, so the list never allows less than it says.
+// Opening connects nothing: an executor connects on its first use.
+func CheckAllowed(allowed []string, open func(uri string) (executor.Executor, error)) error {
+	var errs []error
+	for _, a := range allowed {
+		switch {
+		case a == "local":
+			errs = append(errs, fmt.Errorf("targets.allowed: %q: a request names local only on a server whose "+
+				"target is local, where it needs no entry", a))
+		case strings.HasPrefix(a, "cmd://"):
+			errs = append(errs, fmt.Errorf("targets.allowed: %q: a request never names a cmd:// target; give it "+
+				"to the server (--target, AGENTBASH_TARGET or target)", a))
+		default:
+			exe, err := open(a)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("targets.allowed: %w", err))
+				continue
+			}
+			_ = exe.Close()
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // hostPattern says whether entry is ssh://HOST and uri an ssh:// URI of that host.
 func hostPattern(entry, uri string) bool {
 	e, err := url.Parse(entry)

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -87,5 +88,25 @@ func TestPlacesKeepOnePerTarget(t *testing.T) {
 	}
 	if _, err := p.For("ssh://a"); err == nil {
 		t.Error("a target opened after Close")
+	}
+}
+
+// CheckAllowed refuses entries no request could name: local, cmd:// and what no target kind opens.
+func TestCheckAllowed(t *testing.T) {
+	open := func(uri string) (executor.Executor, error) {
+		if strings.HasPrefix(uri, "ssh://") {
+			return &closer{uri: uri, closed: new([]string)}, nil
+		}
+		return nil, fmt.Errorf("target %q: unknown kind of target", uri)
+	}
+	if err := CheckAllowed([]string{"ssh://a", "ssh://b:22/x"}, open); err != nil {
+		t.Errorf("good entries: %v", err)
+	}
+	err := CheckAllowed([]string{"local", "cmd://sh -c id", "bogus", "ssh://ok"}, open)
+	for _, want := range []string{`"local": a request names local only`, `"cmd://sh -c id": a request never names`,
+		`targets.allowed: target "bogus": unknown kind`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: want %q", err, want)
+		}
 	}
 }

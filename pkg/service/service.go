@@ -154,7 +154,7 @@ func (s *Service) Refuse(c request.Command, err error) result.Result {
 // Output is what task id printed since reader's previous read, waiting up to wait seconds for something new.
 // deliver, when set, is given the result before the reader moves past it (see executor.Tasks).
 func (s *Service) Output(ctx context.Context, id, reader string, wait float64, deliver func(result.Result) error) (result.Result, error) {
-	ops, err := s.tasks(id)
+	ops, err := s.tasks()
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
@@ -163,7 +163,7 @@ func (s *Service) Output(ctx context.Context, id, reader string, wait float64, d
 
 // Kill ends task id's tree, sig first (§8).
 func (s *Service) Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error) {
-	ops, err := s.tasks(id)
+	ops, err := s.tasks()
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
@@ -172,7 +172,7 @@ func (s *Service) Kill(ctx context.Context, id string, sig syscall.Signal) (resu
 
 // Wait is task id's final result, or its running status after timeout seconds (0: none).
 func (s *Service) Wait(ctx context.Context, id string, timeout float64) (result.Result, error) {
-	ops, err := s.tasks(id)
+	ops, err := s.tasks()
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
@@ -181,7 +181,7 @@ func (s *Service) Wait(ctx context.Context, id string, timeout float64) (result.
 
 // Tasks is the rows `agentbash tasks --json` prints.
 func (s *Service) Tasks(ctx context.Context, all bool) ([]tasks.Row, error) {
-	ops, err := s.tasks("")
+	ops, err := s.tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func (s *Service) Tasks(ctx context.Context, all bool) ([]tasks.Row, error) {
 
 // Prune removes the ended tasks older than age seconds and returns their ids.
 func (s *Service) PruneTasks(ctx context.Context, age time.Duration) ([]string, error) {
-	ops, err := s.tasks("")
+	ops, err := s.tasks()
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (s *Service) Artifacts() (executor.Artifacts, error) {
 	return nil, errors.New("this target keeps no artifacts")
 }
 
-func (s *Service) tasks(string) (executor.Tasks, error) {
+func (s *Service) tasks() (executor.Tasks, error) {
 	if ops := s.exe.Tasks(); ops != nil {
 		return ops, nil
 	}

@@ -61,6 +61,12 @@ var (
 	ErrBusy     = errors.New("a command of the session is still running")
 )
 
+// RemoveWait is how long removing a session (`session rm`, rpc session_rm) waits for its running command
+// (reference §7.1).
+const RemoveWait = 5 * time.Second
+
+var ()
+
 // Store is a directory of sessions, one subdirectory per name.
 type Store struct {
 	Dir string // $XDG_STATE_HOME/agentbash/sessions by default

@@ -358,7 +358,7 @@ func (o sessionOps) Show(ctx context.Context, name string, values bool) (session
 }
 
 // Remove removes the session on the target, which waits for its running command as `session rm` does
-// (rpc.SessionRemoveWait, not wait).
+// (session.RemoveWait, not wait).
 func (o sessionOps) Remove(ctx context.Context, name string, _ time.Duration) error {
 	return o.e.data(ctx, rpc.TypeSessionRemove, map[string]string{"name": name}, nil)
 }
