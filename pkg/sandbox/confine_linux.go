@@ -41,15 +41,13 @@ func confineWrites(writable []string) error {
 	return nil
 }
 
-// dropCapabilities empties the bounding and inheritable sets (an unprivileged process has nothing to drop).
+// dropCapabilities makes sure the command execs with no capabilities: the ambient and inheritable sets are
+// emptied for everyone (a user's process may hold ambient capabilities; with no_new_privs its file
+// capabilities are not granted), and for root, which execs with its bounding set, the bounding set too.
+// A capability that cannot be dropped is an error: the stage does not exec.
 func dropCapabilities() error {
-	if unix.Geteuid() != 0 {
-		return nil
-	}
-	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
-		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
-			return err
-		}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear the ambient set: %w", err)
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
@@ -57,7 +55,18 @@ func dropCapabilities() error {
 		return err
 	}
 	data[0].Inheritable, data[1].Inheritable = 0, 0
-	return unix.Capset(&hdr, &data[0])
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("clear the inheritable set: %w", err)
+	}
+	if unix.Geteuid() != 0 {
+		return nil
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	return nil
 }
 
 // The namespace flags of clone and unshare the filter refuses.

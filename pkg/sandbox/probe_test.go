@@ -70,8 +70,9 @@ func TestProbeAsUser(t *testing.T) {
 	}
 }
 
-// asUser runs this test binary's tests matching run as uid 65534 (a copy in a directory that user can read).
-func asUser(t *testing.T, run string) (string, error) {
+// asUser runs this test binary's tests matching run as uid 65534 (a copy in a directory that user can read),
+// with setpriv's further options.
+func asUser(t *testing.T, run string, setpriv ...string) (string, error) {
 	t.Helper()
 	if _, err := exec.LookPath("setpriv"); err != nil {
 		t.Skip("no setpriv(1)")
@@ -89,7 +90,8 @@ func asUser(t *testing.T, run string) (string, error) {
 	if err != nil || os.Chmod(dir, 0o755) != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", bin, "-test.run="+run, "-test.v")
+	args := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups"}, setpriv...)
+	cmd := exec.Command("setpriv", append(args, bin, "-test.run="+run, "-test.v")...)
 	cmd.Dir, cmd.Env = dir, append(os.Environ(), "AB_PROBE_AS_USER=1")
 	out, err := cmd.CombinedOutput()
 	return string(out), err

@@ -79,3 +79,15 @@ func TestStageAsUser(t *testing.T) {
 		t.Errorf("as uid 65534: %v\n%s", err, out)
 	}
 }
+
+// A user's process that holds a capability (ambient, as setpriv --ambient-caps gives it) execs the command
+// with none all the same.
+func TestStageDropsAmbientCapabilities(t *testing.T) {
+	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
+		t.Skip("needs root to give uid 65534 an ambient capability")
+	}
+	out, err := asUser(t, "^TestStageConfinesWrites$", "--inh-caps=+net_raw", "--ambient-caps=+net_raw")
+	if err != nil || strings.Count(out, "--- PASS") != 1 {
+		t.Errorf("as uid 65534 with CAP_NET_RAW ambient: %v\n%s", err, out)
+	}
+}
