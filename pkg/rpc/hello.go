@@ -60,5 +60,8 @@ func (l *loop) hello(m Message) {
 		r.Error = fmt.Sprintf("this agentbash rpc runs its commands on %s (its --target, AGENTBASH_TARGET or "+
 			"config target), so it cannot be a target itself: a target's agentbash runs commands where it is", l.s.Forwards)
 	}
+	if r.Success {
+		l.agent.Store(true)
+	}
 	l.send(r)
 }

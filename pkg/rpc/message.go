@@ -65,6 +65,16 @@ type Response struct {
 	Success bool            `json:"success"`
 	Data    any             `json:"data,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	// Parts is the result's text in the parts it was made of, for a caller that is another agentbash (one
+	// that said hello): what the text alone cannot give back without parsing it (pkg/target).
+	Parts *Parts `json:"parts,omitempty"`
+}
+
+// Parts is a result's text as result.Text joins it: the output, then the footer lines (status line,
+// notices, hints).
+type Parts struct {
+	Output string   `json:"output"`
+	Footer []string `json:"footer"`
 }
 
 // Update is a streamed request's live view: the sanitized tail of its output (at most maxBytes bytes) and

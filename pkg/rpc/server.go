@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/executor"
@@ -97,6 +98,8 @@ type placed struct {
 type loop struct {
 	s   *Server
 	out io.Writer
+	// agent is set once a hello was answered: the caller is another agentbash, and results carry their parts.
+	agent atomic.Bool
 
 	wmu    sync.Mutex // one message is one Write, never interleaved
 	werr   error
@@ -437,14 +440,23 @@ func (l *loop) list(c *call) {
 }
 
 func (l *loop) respond(c *call, r result.Result) {
-	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: r})
+	l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Success: true, Data: r, Parts: l.parts(r)})
+}
+
+// parts is r's parts for a caller that is another agentbash, nil for any other.
+func (l *loop) parts(r result.Result) *Parts {
+	if !l.agent.Load() {
+		return nil
+	}
+	return &Parts{Output: r.Output, Footer: append([]string{}, r.Footer...)}
 }
 
 // respondTask answers a task request: r, or when the task could not be read (unknown id, unreadable
 // record) success false, the error, and as data the error result the CLI command prints.
 func (l *loop) respondTask(c *call, r result.Result, err error) {
 	if err != nil {
-		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error(), Data: r})
+		l.send(Response{ID: c.m.ID, Type: TypeResponse, Command: c.m.Type, Error: err.Error(), Data: r,
+			Parts: l.parts(r)})
 		return
 	}
 	l.respond(c, r)

@@ -37,6 +37,7 @@ type msg struct {
 	Text    string          `json:"text"`
 	Total   int64           `json:"totalBytes"`
 	Lines   int64           `json:"totalLines"`
+	Parts   *Parts          `json:"parts"`
 }
 
 // result is the part of a result the tests look at.
@@ -578,5 +579,19 @@ func TestTargets(t *testing.T) {
 	s.send(fmt.Sprintf(`{"id":"k","type":"kill","taskId":%q,"target":"ssh://second"}`, id))
 	if m, _ := s.response(`"k"`); !m.Success || !strings.Contains(string(m.Data), `"killed":true`) {
 		t.Errorf("kill on the target: %+v", m)
+	}
+}
+
+// A caller that said hello (another agentbash) gets each result's parts beside it; any other caller does not.
+func TestPartsAfterHello(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":1,"type":"bash","command":"echo hi; exit 3"}`)
+	if m, _ := s.response("1"); m.Parts != nil {
+		t.Errorf("parts without a hello: %+v", m.Parts)
+	}
+	s.send(`{"id":2,"type":"hello","protocol":1}`, `{"id":3,"type":"bash","command":"echo hi; exit 3"}`)
+	m, _ := s.response("3")
+	if m.Parts == nil || m.Parts.Output != "hi" || len(m.Parts.Footer) != 1 || m.Parts.Footer[0] != "Command exited with code 3" {
+		t.Errorf("parts after a hello: %+v", m.Parts)
 	}
 }

@@ -46,6 +46,7 @@ type response struct {
 	Success bool            `json:"success"`
 	Data    json.RawMessage `json:"data"`
 	Error   string          `json:"error"`
+	Parts   *rpc.Parts      `json:"parts"` // a result's output and footer (this side said hello)
 }
 
 // update is an rpc update event of a streamed request.

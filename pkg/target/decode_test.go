@@ -81,7 +81,8 @@ n=1; while read l; do printf '%s\n' '{"id":'$n',"type":"response",`+resp[1:]+`';
 func TestDecodeUntrusted(t *testing.T) {
 	uri := answering(t, `{"success":true,"data":{"content":[{"type":"text","text":"\u001b]0;pwned\u0007hi\u001b[2J\n\nCommand exited with code 1"}],`+
 		`"isError":true,"details":{"status":"exited","exitCode":1,"artifactId":"../../etc","artifactPath":"/etc/passwd",`+
-		`"warnings":["\u001b[31mred"],"taskId":"x;rm"}}}`)
+		`"warnings":["\u001b[31mred"],"taskId":"x;rm"}},`+
+		`"parts":{"output":"\u001b]0;pwned\u0007hi\u001b[2J","footer":["Command exited with code 1"]}}`)
 	r := open(t, uri).Run(ctx(t), command("true"), nil)
 	d := r.Details
 	if r.Text() != "hi\n\nCommand exited with code 1" || r.Output != "hi" || d.ArtifactID != "" || d.ArtifactPath != "" ||
@@ -89,7 +90,8 @@ func TestDecodeUntrusted(t *testing.T) {
 		t.Errorf("%+v %q", d, r.Text())
 	}
 	for _, details := range []string{`{"status":"exited","exitCode":300}`, `{"status":"exited","exitCode":-2}`, `{"status":"fine"}`} {
-		uri := answering(t, `{"success":true,"data":{"content":[{"type":"text","text":"x"}],"details":`+details+`}}`)
+		uri := answering(t, `{"success":true,"data":{"content":[{"type":"text","text":"x"}],"details":`+details+`},`+
+			`"parts":{"output":"x","footer":[]}}`)
 		r := open(t, uri).Run(ctx(t), command("true"), nil)
 		if r.Details.Status != result.StatusError || !strings.Contains(r.Text(), "cannot read") {
 			t.Errorf("%s: %+v %q", details, r.Details, r.Text())

@@ -180,7 +180,7 @@ func (e *Executor) bash(ctx context.Context, c request.Command, req bashRequest,
 	case !resp.Success:
 		r = e.failed(c, fmt.Errorf("target %s refused the command: %s", e.t.URI, sanitized(resp.Error)))
 	default:
-		if r, err = e.decode(ctx, resp.Data); err != nil {
+		if r, err = e.decode(ctx, resp); err != nil {
 			r = e.failed(c, err)
 		}
 		return r
@@ -264,7 +264,7 @@ func (e *Executor) taskResult(ctx context.Context, id, typ string, fields any) (
 		r.Details.Target, r.Details.TaskID = e.t.URI, id
 		return r, cmp.Or(rerr, fmt.Errorf("target %s answered %s without data", e.t.URI, typ))
 	}
-	r, err := e.decode(ctx, resp.Data)
+	r, err := e.decode(ctx, resp)
 	if err != nil {
 		return r, err
 	}

@@ -23,7 +23,7 @@ cat <<'END'
 {"id":1,"type":"update","text":"hi\n","totalBytes":3,"totalLines":1}
 {"id":7,"type":"update","text":"other","totalBytes":5,"totalLines":1}
 {"type":"task_done","taskId":"3","data":{}}
-{"id":1,"type":"response","command":"bash","success":true,"data":{"content":[{"type":"text","text":"hi"}],"isError":false,"details":{"status":"exited","command":"echo hi","cwd":"/srv","shell":"/bin/bash","exitCode":0,"timedOut":false,"cancelled":false,"timeoutSeconds":30,"durationMs":4}}}
+{"id":1,"type":"response","command":"bash","success":true,"data":{"content":[{"type":"text","text":"hi"}],"isError":false,"details":{"status":"exited","command":"echo hi","cwd":"/srv","shell":"/bin/bash","exitCode":0,"timedOut":false,"cancelled":false,"timeoutSeconds":30,"durationMs":4}},"parts":{"output":"hi","footer":[]}}
 END
 cat >/dev/null`)
 	var seen []run.LiveText
@@ -48,7 +48,7 @@ func TestTaskRequests(t *testing.T) {
 	if err != nil || !resp.Success {
 		t.Fatalf("start: %+v %v", resp, err)
 	}
-	r, err := e.decode(ctx(t), resp.Data)
+	r, err := e.decode(ctx(t), resp)
 	id := r.Details.TaskID
 	if err != nil || id == "" || r.Details.Target == "" {
 		t.Fatalf("start: %+v %v", r.Details, err)
