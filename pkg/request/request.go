@@ -22,6 +22,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // Protocol is the version of the request and its wire (rpc lines, the target handshake). A change that an
@@ -64,6 +65,9 @@ type Command struct {
 	Intercept   *bool             `json:"intercept,omitempty"`   // run the interceptor
 	Tools       []string          `json:"tools,omitempty"`       // the agent's active tools, for this request
 	Session     string            `json:"session,omitempty"`     // the session whose state it runs in; "" is none
+	// Sandbox is the sandbox the caller asks for (docs/reference.md §13): a mode string or an object with the
+	// config keys; it can only tighten the server's own policy. nil is the server's.
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
 	// StartCwd is where the command runs when it names no cwd and its session has none yet: a server's --cwd is
 	// the starting directory of its requests and sessions, not an explicit cwd of each. "" is the current
 	// directory of the place.
@@ -110,6 +114,9 @@ type Resolved struct {
 	Refused string `json:"refused,omitempty"`
 	// Task, when set, makes the command a background task.
 	Task *TaskOptions `json:"task,omitempty"`
+	// Sandbox is the policy the command runs under, the server's tightened by the request's, paths as written
+	// (the place resolves them: `~` is its home); nil when the command is not sandboxed.
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
 }
 
 // TaskOptions is how a command runs as a background task (docs/reference.md §8).
@@ -207,12 +214,14 @@ func (c Command) Clone() Command {
 	}
 	out.Env = maps.Clone(c.Env)
 	out.Tools = slices.Clone(c.Tools)
+	out.Sandbox = c.Sandbox.Clone()
 	if c.Resolved != nil {
 		r := *c.Resolved
 		r.Env, r.Wrapper, r.Warnings = slices.Clone(r.Env), slices.Clone(r.Wrapper), slices.Clone(r.Warnings)
 		if r.Task != nil {
 			r.Task = new(*r.Task)
 		}
+		r.Sandbox = r.Sandbox.Clone()
 		out.Resolved = &r
 	}
 	return out

@@ -111,6 +111,26 @@ type Details struct {
 	// Target is the target URI, as given, of a command run elsewhere (README "Targets"); paths in the
 	// result are the target's.
 	Target string `json:"target,omitempty"`
+	// Sandbox is what confined the command (reference §13), on every sandboxed result.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is details.sandbox (reference §13): the mode and network the command ran under, the mechanisms that
+// enforced them (landlock-fs, landlock-scope, userns, mountns, netns, seccomp, proxy), the hosts the proxy
+// refused, and a hint naming the writable set when a write outside it failed.
+type Sandbox struct {
+	Mode     string          `json:"mode"`
+	Network  string          `json:"network"`
+	Enforced []string        `json:"enforced"`
+	Denied   []SandboxDenied `json:"denied,omitempty"`
+	Hint     string          `json:"hint,omitempty"`
+}
+
+// SandboxDenied is one host the sandbox's proxy refused, with how many times.
+type SandboxDenied struct {
+	Host  string `json:"host"`
+	Port  int    `json:"port"`
+	Count int    `json:"count"`
 }
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head

@@ -6,6 +6,8 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -248,4 +250,39 @@ func (p Policy) Resolve(home string) (Policy, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// UnmarshalJSON reads a policy as the rpc/MCP `sandbox` field gives it (reference §13): a mode string
+// (`"workspace-write"`) or an object with the config keys (mode, network, writable, denyRead, cacheDirs,
+// allowHosts). An unknown key is an error, not ignored: a misspelt `denyread` must not silently deny less.
+func (p *Policy) UnmarshalJSON(data []byte) error {
+	if s := strings.TrimSpace(string(data)); strings.HasPrefix(s, `"`) {
+		var mode string
+		if err := json.Unmarshal(data, &mode); err != nil {
+			return err
+		}
+		*p = Policy{Mode: Mode(mode)}
+		return nil
+	}
+	type plain Policy // no UnmarshalJSON: no recursion
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var v plain
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("sandbox: a mode string (off, workspace-write, read-only) or an object with mode, "+
+			"network, writable, denyRead, cacheDirs, allowHosts: %w", err)
+	}
+	*p = Policy(v)
+	return nil
+}
+
+// Clone is a deep copy of p; nil for nil.
+func (p *Policy) Clone() *Policy {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	c.Writable, c.DenyRead = slices.Clone(p.Writable), slices.Clone(p.DenyRead)
+	c.CacheDirs, c.AllowHosts = slices.Clone(p.CacheDirs), slices.Clone(p.AllowHosts)
+	return &c
 }
