@@ -163,6 +163,7 @@ func localConfig(cfg config.Config, sup run.Starter) local.Config {
 		ArtifactDir: cfg.ArtifactDir(), SessionDir: config.SessionDir(), TaskDir: cfg.TaskDir(),
 		KillLimit:   killLimit(cfg),
 		Supervisors: sup,
+		OwnDirs:     cfg.OwnDirs(), StateDir: config.StateDir(),
 	}
 }
 

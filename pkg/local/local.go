@@ -44,6 +44,10 @@ type Config struct {
 	KillLimit time.Duration
 	// Supervisors starts the supervisor of each run; nil is a supervisor process per run (supervisor.Pool).
 	Supervisors run.Starter
+	// OwnDirs are agentbash's own config, cache and state directories, never writable in a sandbox; StateDir
+	// is hidden from a sandboxed command (reference §13).
+	OwnDirs  []string
+	StateDir string
 }
 
 // Executor runs commands on this machine. Its methods are safe for concurrent use; each run is supervised on
@@ -172,7 +176,11 @@ func (p prepared) finish() result.Result {
 	if p.in.Duration == 0 {
 		p.in.Duration = time.Since(p.start)
 	}
-	return result.Build(*p.in)
+	res := result.Build(*p.in)
+	if p.spec.Sandbox != nil && res.Details.Sandbox != nil && res.Details.ExitCode != nil && *res.Details.ExitCode != 0 {
+		res.Details.Sandbox.Hint = p.spec.Sandbox.Hint(res.Text())
+	}
+	return res
 }
 
 // input is the result's input from c's settled half, before the place adds its facts.
@@ -247,6 +255,10 @@ func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
 			ArtifactMaxBytes: r.ArtifactMaxBytes, Command: in.Command, Cwd: target.Dir},
 	}
 	p.streams.Stdin = c.Stdin
+	if r.Sandbox != nil && r.Sandbox.On() {
+		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir)
+		p.done = in.Err != nil
+	}
 	return p
 }
 

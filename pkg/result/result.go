@@ -204,6 +204,8 @@ type Input struct {
 	// signal that ended it) is the Result's (reference §8).
 	Killed     string
 	KillSignal syscall.Signal
+	// Sandbox is what confined the command (details.sandbox), nil when it was not sandboxed.
+	Sandbox *Sandbox
 }
 
 // Build shapes in into a Result: the text of reference §3.9 (first line for a timeout or cancel, the output or
@@ -217,6 +219,7 @@ func Build(in Input) Result {
 		TimeoutRequested: in.TimeoutRequested,
 		DurationMs:       in.Duration.Milliseconds(),
 		Warnings:         append([]string(nil), in.Warnings...),
+		Sandbox:          in.Sandbox,
 	}
 	if in.NormalizedCommand != "" && in.NormalizedCommand != in.Command {
 		d.NormalizedCommand = in.NormalizedCommand

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -319,6 +320,7 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 		cmd.Stdout = out // one pipe for both streams keeps their order (reference §3.7)
 		cmd.Stderr = out
 		cmd.SysProcAttr = sysProcAttr()
+		var err error
 		if viaFD {
 			f, err := commandFile(command)
 			if err != nil {
@@ -327,10 +329,24 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 			cmd.ExtraFiles = []*os.File{f} // descriptor 3 (commandFD) in the shell
 			defer f.Close()
 		}
-		err := cmd.Start()
+		var stage *sandbox.Stage
+		if spec.Sandbox != nil {
+			if stage, err = sandbox.Wrap(cmd, *spec.Sandbox); err != nil {
+				return nil, err
+			}
+		}
+		err = cmd.Start()
+		if stage != nil {
+			if err = stage.Started(cmd, err); err != nil && cmd.Process != nil {
+				_ = cmd.Wait() // the stage gave up: nothing of the command ran
+			}
+		}
 		if err != nil && !viaFD && errors.Is(err, syscall.E2BIG) {
 			viaFD = true
 			continue
+		}
+		if err != nil && stage != nil {
+			return nil, err
 		}
 		if err != nil {
 			return nil, startError(sentinel, program, err)

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"os"
 	"time"
@@ -49,6 +50,10 @@ type Spec struct {
 	// what the shell leaves running: it is still listed in [Outcome.LeftoverPids], without the warning a
 	// foreground run gets about it.
 	Task *Task `json:"task,omitempty"`
+	// Sandbox, when set, confines the shell and everything it starts (docs/architecture.md, "The sandbox"):
+	// the shell starts through pkg/sandbox's stage. A stage that cannot confine runs nothing, and the run
+	// fails with an error wrapping sandbox.ErrUnavailable.
+	Sandbox *sandbox.Confinement `json:"sandbox,omitempty"`
 }
 
 // Streams are what goes with a [Spec] in one process and never travels: the command's input, where its

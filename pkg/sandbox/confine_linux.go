@@ -2,43 +2,102 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
 )
 
-// confineWrites applies the writes-only level of a resolved policy to this process, which must exec next
-// (docs/architecture.md, "Next: the sandbox", stage 2): no capabilities (the bounding and inheritable sets
-// cleared, so even root execs with CapEff 0), no_new_privs, a seccomp filter (no new namespaces, no
-// io_uring, no vsock), and Landlock — filesystem writes only under writable (read and execute everywhere),
-// signals and abstract unix sockets scoped to the sandbox. It never downgrades: a right the kernel lacks is
-// an error, and the caller does not exec.
-func confineWrites(writable []string) error {
-	runtime.LockOSThread() // the exec that follows comes from this thread
+// confine applies the last part of c to this process, which must exec next (docs/architecture.md, "The
+// sandbox"): no capabilities (the ambient and inheritable sets cleared, and root's bounding set, so even
+// root execs with CapEff 0), no_new_privs, a seccomp filter (no new namespaces, no io_uring, no vsock), and
+// Landlock: filesystem writes only under the writable set (read and execute everywhere), signals and
+// abstract unix sockets scoped to the sandbox. It never downgrades: a right the kernel lacks is an error,
+// and the caller does not exec.
+func confine(c Confinement) error {
 	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("capabilities: %w", err)
+		return &Unavailable{Mechanism: UserNS, Reason: "drop the capabilities: " + err.Error()}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %w", err)
+		return &Unavailable{Mechanism: Seccomp, Reason: "no_new_privs: " + err.Error()}
 	}
 	if err := installSeccomp(); err != nil {
-		return fmt.Errorf("%s: %w", Seccomp, err)
+		return &Unavailable{Mechanism: Seccomp, Reason: err.Error()}
 	}
+	dirs, files := writableRules(c)
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx").IgnoreIfMissing(),
 		landlock.RWDirs("/dev/pts").IgnoreIfMissing(),
 	}
-	if len(writable) > 0 {
-		rules = append(rules, landlock.RWDirs(writable...))
+	if len(dirs) > 0 {
+		rules = append(rules, landlock.RWDirs(dirs...))
+	}
+	if len(files) > 0 {
+		rules = append(rules, landlock.RWFiles(files...))
 	}
 	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("%s: %w", LandlockFS, err)
+		return &Unavailable{Mechanism: LandlockFS, Reason: err.Error()}
 	}
 	return nil
+}
+
+// writableRules is the directories and files Landlock lets c's command write. The namespaced level adds
+// its private /tmp and /dev/shm and the kept files that are writable; its read-only paths inside the
+// writable set are read-only mounts. The writes-only level has no mounts: /tmp and /dev/shm are the
+// host's (reference §13), and a writable directory holding a read-only path is replaced by what it holds
+// but that path, so the read-only path and its parents stay unwritable (a file or directory made later
+// directly in such a directory is refused; README "Sandbox").
+func writableRules(c Confinement) (dirs, files []string) {
+	if c.Namespaced() {
+		dirs = append(slices.Clone(c.Writable), "/tmp")
+		if _, err := os.Stat("/dev/shm"); err == nil {
+			dirs = append(dirs, "/dev/shm")
+		}
+		for _, k := range c.Keep {
+			if k.Writable {
+				files = append(files, k.Path)
+			}
+		}
+		return dirs, files
+	}
+	for _, w := range append(slices.Clone(c.Writable), "/tmp", "/dev/shm") {
+		d, f := carve(w, c.ReadOnly)
+		dirs, files = append(dirs, d...), append(files, f...)
+	}
+	return dirs, files
+}
+
+// carve is root as Landlock rules without the paths of readOnly inside it: root itself when none is
+// inside, else its entries but the ones that hold a read-only path, and those carved in turn.
+func carve(root string, readOnly []string) (dirs, files []string) {
+	fi, err := os.Lstat(root)
+	if err != nil {
+		return nil, nil
+	}
+	inside := slices.ContainsFunc(readOnly, func(r string) bool { return under(r, root) })
+	switch {
+	case !fi.IsDir():
+		if !inside && fi.Mode().IsRegular() {
+			files = append(files, root)
+		}
+		return dirs, files
+	case !inside:
+		return []string{root}, nil
+	case slices.Contains(readOnly, root):
+		return nil, nil
+	}
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		d, f := carve(filepath.Join(root, e.Name()), readOnly)
+		dirs, files = append(dirs, d...), append(files, f...)
+	}
+	return dirs, files
 }
 
 // dropCapabilities makes sure the command execs with no capabilities: the ambient and inheritable sets are

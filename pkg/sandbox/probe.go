@@ -10,13 +10,12 @@ import (
 // exits 0 at once; that it started at all in a new user namespace is the answer.
 const ProbeCommand = "__sandbox-probe"
 
-// Available is what this process may use, as probed: the Landlock ABI (0: none), seccomp filters, and
-// whether a user namespace can be made here (nil) or why not.
+// Available is what this process may use, as probed: the Landlock ABI (0: none) and seccomp filters. Whether
+// a user namespace can be made is answered by making one: the stage's start (Wrap), or ProbeUserNS.
 type Available struct {
 	LandlockABI int
 	LandlockErr error // why there is no Landlock, when LandlockABI is 0
 	SeccompErr  error // nil when seccomp filters are available
-	UserNSErr   error // nil when a user namespace can be made (a real one was, for the probe)
 }
 
 // landlockScopeABI is the first Landlock ABI with scopes (signals, abstract unix sockets).
@@ -24,12 +23,13 @@ const landlockScopeABI = 6
 
 var probed = sync.OnceValue(probe)
 
-// Probe is what this machine offers this process, probed once (reference §13: each guarantee maps to the
-// mechanisms it needs).
+// Probe is what this machine offers this process, probed once with two system calls (reference §13: each
+// guarantee maps to the mechanisms it needs).
 func Probe() Available { return probed() }
 
 // Missing is the first mechanism of needs that a is without, with the reason and what would fix it, or ""
-// when all are there. A command whose policy misses one does not start (fail closed): its result says
+// when all are there. The namespaces are not probed here: a stage that cannot make them fails at its start
+// the same way (userNSReason). A command whose policy misses one does not start (fail closed): its result says
 // `Sandbox unavailable: <mechanism>: <reason>`.
 func (a Available) Missing(needs []Mechanism) (m Mechanism, reason string) {
 	for _, n := range needs {
@@ -48,17 +48,19 @@ func (a Available) Missing(needs []Mechanism) (m Mechanism, reason string) {
 			if a.SeccompErr != nil {
 				return n, fmt.Sprintf("seccomp filters are not available (%v)", a.SeccompErr)
 			}
-		case UserNS, MountNS, NetNS:
-			if a.UserNSErr != nil {
-				return UserNS, fmt.Sprintf("a user namespace cannot be made here (%v); on Ubuntu, AppArmor's "+
-					"kernel.apparmor_restrict_unprivileged_userns=1 refuses them (set it to 0, or give agentbash an "+
-					"AppArmor profile that allows userns); inside another sandbox or container, allow nested user "+
-					"namespaces, or use a policy that needs none (sandbox.network: on and sandbox.denyRead: [])",
-					strings.TrimSpace(a.UserNSErr.Error()))
-			}
 		case Proxy:
 			return n, "the allow-list proxy is not built yet"
 		}
 	}
 	return "", ""
+}
+
+// userNSReason is why a stage needing namespaces could not start (err: the failed clone or id mapping), with
+// what would fix it.
+func userNSReason(err error) string {
+	return fmt.Sprintf("a user namespace cannot be made here (%v); on Ubuntu, AppArmor's "+
+		"kernel.apparmor_restrict_unprivileged_userns=1 refuses them (set it to 0, or give agentbash an "+
+		"AppArmor profile that allows userns); inside another sandbox or container, allow nested user "+
+		"namespaces (or raise user.max_user_namespaces), or use a policy that needs none "+
+		"(sandbox.network: on and sandbox.denyRead: [])", strings.TrimSpace(err.Error()))
 }

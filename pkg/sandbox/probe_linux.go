@@ -29,14 +29,13 @@ func probe() Available {
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, seccompGetActionAvail, 0, uintptr(unsafe.Pointer(&action))); errno != 0 {
 		a.SeccompErr = errno
 	}
-	a.UserNSErr = probeUserNS()
 	return a
 }
 
-// probeUserNS makes a real user namespace: this binary re-executed as ProbeCommand in a new one, mapping the
+// ProbeUserNS makes a real user namespace: this binary re-executed as ProbeCommand in a new one, mapping the
 // caller's uid to 0 as the sandbox's first stage does. AppArmor and outer sandboxes refuse only at clone
 // time (or at the mapping), so nothing short of a real one answers.
-func probeUserNS() error {
+func ProbeUserNS() error {
 	cmd := exec.Command("/proc/self/exe", ProbeCommand)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	cmd.SysProcAttr = &syscall.SysProcAttr{

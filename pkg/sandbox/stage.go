@@ -2,37 +2,146 @@ package sandbox
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"syscall"
 )
 
 // StageCommand is the hidden command a sandboxed run's shell is started through (pkg/reexec): it reads a
 // StageSpec on descriptor 3, confines itself and execs the command. Nothing of the policy is on its argv.
 const StageCommand = "__sandbox"
 
-// StageSpec is what the stage is given: the writable paths (absolute, resolved), and the argv and
-// environment to exec once confined.
+// StageSpec is what the stage is given: the confinement, and the argv and environment to exec once
+// confined. Files is how many descriptors the command gets from 3 up (they reach the stage from 5 up).
 type StageSpec struct {
-	Writable []string `json:"writable"`
-	Argv     []string `json:"argv"`
-	Env      []string `json:"env"`
+	Confinement
+	Path  string   `json:"path"` // the program to exec (Argv[0] as the parent looked it up)
+	Argv  []string `json:"argv"`
+	Env   []string `json:"env"`
+	Files int      `json:"files,omitempty"`
 }
 
-// StageMain runs the stage: on any failure it says why on stderr, prefixed `Sandbox unavailable:` as the
-// result says it, and exits 125 without running anything (fail closed).
+// The stage's descriptors: the spec to read, the report to write (closed on exec: EOF is success), and the
+// first of the command's own.
+const (
+	specFD   = 3
+	reportFD = 4
+	firstFD  = 5
+)
+
+// ErrUnavailable is wrapped by the error of a stage that could not confine: nothing ran. Its text starts
+// `Sandbox unavailable: <mechanism>: <reason>` (reference §13).
+var ErrUnavailable = errors.New("sandbox unavailable")
+
+// Unavailable is a failure to confine: the mechanism and why, with what would fix it. Errno is the system
+// error behind it when there is one (E2BIG: the command's arguments and environment are too large to exec).
+type Unavailable struct {
+	Mechanism Mechanism     `json:"mechanism"`
+	Reason    string        `json:"reason"`
+	Errno     syscall.Errno `json:"errno,omitempty"`
+}
+
+func (u *Unavailable) Error() string {
+	return fmt.Sprintf("Sandbox unavailable: %s: %s", u.Mechanism, u.Reason)
+}
+
+func (u *Unavailable) Is(target error) bool {
+	return target == ErrUnavailable || u.Errno != 0 && target == u.Errno
+}
+
+// Stage is a command about to start through the stage: Wrap made it, Started waits for the stage's word.
+type Stage struct {
+	report *os.File
+}
+
+// Wrap turns cmd (the shell's argv, environment, working directory, standard streams and extra files,
+// not started) into the stage that confines itself as c says and then execs that shell: cmd runs this
+// binary as StageCommand, in new user and mount namespaces when c is namespaced (and a network namespace
+// for network off). After cmd.Start, Started says whether the shell runs or why the stage gave up.
+func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("agentbash cannot find its own binary: %v", err)}
+	}
+	spec := StageSpec{Confinement: c, Path: cmd.Path, Argv: cmd.Args, Env: cmd.Env, Files: len(cmd.ExtraFiles)}
+	if spec.Env == nil {
+		spec.Env = os.Environ()
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	specFile, err := specReader(data)
+	if err != nil {
+		return nil, err
+	}
+	rr, rw, err := os.Pipe()
+	if err != nil {
+		specFile.Close()
+		return nil, err
+	}
+	cmd.Path, cmd.Args = self, []string{self, StageCommand}
+	cmd.ExtraFiles = append([]*os.File{specFile, rw}, cmd.ExtraFiles...)
+	cmd.Env = []string{} // the command's environment is in the spec; the stage needs none
+	if err := sysProcAttr(cmd, c); err != nil {
+		specFile.Close()
+		rr.Close()
+		rw.Close()
+		return nil, err
+	}
+	return &Stage{report: rr}, nil
+}
+
+// Started is called after cmd.Start (startErr its error) and closes what Wrap opened in this process. It
+// returns nil once the stage exec'd the shell, or an *Unavailable: the namespaces could not be made (the
+// start failed), or the stage could not confine. On an error the caller waits for cmd and reports it;
+// nothing of the command ran.
+func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
+	for _, f := range cmd.ExtraFiles[:2] {
+		f.Close()
+	}
+	defer s.report.Close()
+	if startErr != nil {
+		return startUnavailable(startErr)
+	}
+	msg, _ := io.ReadAll(io.LimitReader(s.report, 64<<10))
+	if len(msg) == 0 {
+		return nil
+	}
+	u := &Unavailable{}
+	if err := json.Unmarshal(msg, u); err != nil || u.Mechanism == "" {
+		return &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("the stage ended with %q", msg)}
+	}
+	return u
+}
+
+// StageMain runs the stage: on any failure it says why on the report descriptor (and stderr when there is
+// none), prefixed `Sandbox unavailable:` as the result says it, and exits 125 without running anything
+// (fail closed).
 func StageMain() int {
-	f := os.NewFile(3, "sandbox-spec")
+	f := os.NewFile(specFD, "sandbox-spec")
 	var spec StageSpec
 	err := json.NewDecoder(f).Decode(&spec)
 	if f != nil {
 		f.Close()
 	}
+	report := os.NewFile(reportFD, "sandbox-report")
 	if err == nil && len(spec.Argv) == 0 {
-		err = fmt.Errorf("no command")
+		err = errors.New("no command")
 	}
 	if err == nil {
-		err = stage(spec)
+		err = stage(spec) // returns only on failure
 	}
-	fmt.Fprintf(os.Stderr, "Sandbox unavailable: %v\n", err)
+	var u *Unavailable
+	if !errors.As(err, &u) {
+		u = &Unavailable{Mechanism: "stage", Reason: err.Error()}
+	}
+	msg, _ := json.Marshal(u)
+	if report == nil || func() error { _, err := report.Write(msg); return err }() != nil {
+		fmt.Fprintln(os.Stderr, u.Error())
+	}
 	return 125
 }

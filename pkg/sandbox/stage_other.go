@@ -2,5 +2,20 @@
 
 package sandbox
 
+import (
+	"os"
+	"os/exec"
+)
+
 // stage refuses off Linux: there is nothing to confine with.
-func stage(StageSpec) error { return errNotLinux }
+func stage(StageSpec) error { return &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()} }
+
+func specReader([]byte) (*os.File, error) {
+	return nil, &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()}
+}
+
+func sysProcAttr(*exec.Cmd, Confinement) error {
+	return &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()}
+}
+
+func startUnavailable(err error) error { return &Unavailable{Mechanism: "stage", Reason: err.Error()} }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"net"
 	"os"
@@ -468,6 +469,8 @@ func doneError(ev Event) error {
 		return remoteError{ev.Error, run.ErrShellNotFound}
 	case ev.Kind == "wrapper":
 		return remoteError{ev.Error, run.ErrWrapperNotFound}
+	case ev.Kind == kindSandbox:
+		return remoteError{ev.Error, sandbox.ErrUnavailable}
 	case ev.Kind == kindRetired:
 		return remoteError{ev.Error, errRetired}
 	}

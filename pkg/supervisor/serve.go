@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"net"
 	"os"
@@ -161,7 +162,10 @@ func serve(conn *net.UnixConn) error {
 
 // kindRetired is the kind of the done event a reused supervisor answers a start with when it runs no
 // more commands (serve): nothing ran, and the client starts the run on a new supervisor.
-const kindRetired = "retired"
+const (
+	kindRetired = "retired"
+	kindSandbox = "sandbox"
+)
 
 // MaxRuns bounds the runs one supervisor serves (reuse, see serve): past it the next run gets a new one.
 const MaxRuns = 200
@@ -293,6 +297,8 @@ func doneEvent(outcome run.Outcome, summary sink.Summary, runErr error) Event {
 		done.Error, done.Kind = runErr.Error(), "shell"
 	case errors.Is(runErr, run.ErrWrapperNotFound):
 		done.Error, done.Kind = runErr.Error(), "wrapper"
+	case errors.Is(runErr, sandbox.ErrUnavailable):
+		done.Error, done.Kind = runErr.Error(), kindSandbox
 	default:
 		done.Error = runErr.Error()
 	}

@@ -80,7 +80,8 @@ type Event struct {
 	Summary    *sink.Summary `json:"summary,omitempty"` // done
 	Error      string        `json:"error,omitempty"`   // done: the command could not run at all
 	// Kind names the sentinel the error wraps: "shell" (run.ErrShellNotFound), "wrapper"
-	// (run.ErrWrapperNotFound), "retired" (a reused supervisor that runs nothing more: nothing ran, the
+	// (run.ErrWrapperNotFound), "sandbox" (sandbox.ErrUnavailable: the stage could not confine, nothing
+	// ran), "retired" (a reused supervisor that runs nothing more: nothing ran, the
 	// client starts the run on a new one), or "".
 	Kind string `json:"kind,omitempty"`
 	// Reusable (done): the supervisor waits for the client's next start request instead of exiting.

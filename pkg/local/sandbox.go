@@ -1,0 +1,32 @@
+package local
+
+import (
+	"os"
+
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sandbox"
+)
+
+// confinement is how policy confines a command that starts in dir on this machine (reference §13): the
+// policy's paths resolved here, agentbash's own directories never writable and its state directory hidden,
+// the mechanisms it needs probed. details is details.sandbox for the result. err is a policy that cannot be
+// applied as asked, or a mechanism this machine lacks (`Sandbox unavailable: <mechanism>: <reason>`):
+// nothing runs then.
+func (e *Executor) confinement(policy sandbox.Policy, dir string) (*sandbox.Confinement, *result.Sandbox, error) {
+	place := sandbox.Place{Home: homeDir(), Dir: dir, Own: e.c.OwnDirs, RuntimeDir: os.Getenv("XDG_RUNTIME_DIR")}
+	if e.c.StateDir != "" {
+		place.Hidden = append(place.Hidden, e.c.StateDir)
+	}
+	c, err := sandbox.Plan(policy, place)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m, why := sandbox.Probe().Missing(c.Enforced); m != "" {
+		return nil, nil, &sandbox.Unavailable{Mechanism: m, Reason: why}
+	}
+	details := &result.Sandbox{Mode: string(c.Mode), Network: string(c.Network)}
+	for _, m := range c.Enforced {
+		details.Enforced = append(details.Enforced, string(m))
+	}
+	return &c, details, nil
+}

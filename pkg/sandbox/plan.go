@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Place is what the place that runs a command knows and a policy's paths are resolved against.
+type Place struct {
+	Home string // the home directory `~` expands to
+	Dir  string // the command's working directory (absolute, existing): writable in workspace-write
+	// Own are agentbash's own config, cache and state directories: never writable inside, whatever the
+	// policy says (a sandboxed command must not change what a later unsandboxed one sources).
+	Own []string
+	// Hidden are more paths to hide like denied ones (agentbash's state directory).
+	Hidden []string
+	// Keep are files inside hidden paths the command's shell needs (a session's prelude and dump), bound
+	// back in; agentbash reaches the session's state, the command sees only these files.
+	Keep []Bind
+	// RuntimeDir is $XDG_RUNTIME_DIR ("" for none): hidden with the host's sockets.
+	RuntimeDir string
+}
+
+// Bind is one file bound into the sandbox at its own path.
+type Bind struct {
+	Path     string `json:"path"`
+	Writable bool   `json:"writable,omitempty"`
+}
+
+// Confinement is a resolved policy as the stage enforces it (docs/architecture.md, "The sandbox"): every
+// path absolute, existing and free of symlinks. It travels in run.Spec to the supervisor.
+type Confinement struct {
+	Mode    Mode    `json:"mode"`
+	Network Network `json:"network"`
+	// Enforced is the mechanisms the stage applies (details.sandbox.enforced). With userns the stage runs in
+	// new user and mount namespaces (and netns: a network namespace with only loopback).
+	Enforced []Mechanism `json:"enforced"`
+	// Writable is the directories writes may go to (besides the private /tmp and /dev/shm of the namespaced
+	// level, and Keep's writable files).
+	Writable []string `json:"writable,omitempty"`
+	// ReadOnly is paths inside Writable that stay read-only: agentbash's own directories, a repository's
+	// .git/hooks and .git/config (namespaced level: read-only binds; writes-only: left out of the rules).
+	ReadOnly []string `json:"readOnly,omitempty"`
+	// Hide is what reads as empty: directories get an empty read-only tmpfs, files /dev/null.
+	Hide []string `json:"hide,omitempty"`
+	// HideSockets is where the host's unix sockets live (/run, /var/run, $XDG_RUNTIME_DIR): empty tmpfs.
+	HideSockets []string `json:"hideSockets,omitempty"`
+	Keep        []Bind   `json:"keep,omitempty"`
+	// Dir is the working directory, entered again once the mounts are made.
+	Dir string `json:"dir"`
+}
+
+// Namespaced says whether c runs in its own user and mount namespaces.
+func (c Confinement) Namespaced() bool { return slices.Contains(c.Enforced, UserNS) }
+
+// Plan resolves p for a command at place (reference §13): paths are made absolute and free of symlinks
+// (Resolve), the working directory joins the writable set in workspace-write, agentbash's own directories
+// stay read-only, and what cannot be confined as asked is an error naming why: a working directory inside
+// a denied path, or `/` made writable through the working directory. Missing mechanisms are not checked
+// here (Available.Missing, and the stage itself).
+func Plan(p Policy, place Place) (Confinement, error) {
+	if err := p.Check(); err != nil {
+		return Confinement{}, err
+	}
+	r, err := p.Resolve(place.Home)
+	if err != nil {
+		return Confinement{}, err
+	}
+	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
+	for _, d := range place.Hidden {
+		if real, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(r.DenyRead, real) {
+			r.DenyRead = append(r.DenyRead, real)
+		}
+	}
+	denied := func(path string) string {
+		i := slices.IndexFunc(r.DenyRead, func(d string) bool { return under(path, d) })
+		if i < 0 {
+			return ""
+		}
+		return r.DenyRead[i]
+	}
+	dir, err := filepath.EvalSymlinks(place.Dir)
+	if err != nil {
+		return Confinement{}, fmt.Errorf("sandbox: the working directory: %w", err)
+	}
+	c.Dir = dir
+	if d := denied(dir); d != "" && c.Namespaced() {
+		return Confinement{}, fmt.Errorf("sandbox: the working directory %s is inside the denied path %s: "+
+			"run it elsewhere, or take the path out of sandbox.denyRead", dir, d)
+	}
+	if c.Mode == ModeWorkspaceWrite {
+		if dir == "/" {
+			return Confinement{}, errors.New("sandbox: the working directory is /, which would make everything " +
+				"writable in workspace-write: run the command in its project directory (--cwd)")
+		}
+		c.Writable = append(c.Writable, dir)
+		c.Writable = append(c.Writable, r.Writable...)
+		c.Writable = append(c.Writable, r.CacheDirs...)
+	}
+	c.Writable = outermost(c.Writable)
+	for _, o := range place.Own {
+		real, err := filepath.EvalSymlinks(o)
+		if err != nil {
+			continue // not there: Landlock keeps it from being made outside the writable set
+		}
+		// A writable path inside agentbash's own directories is not writable (own wins, as deny does).
+		c.Writable = slices.DeleteFunc(c.Writable, func(w string) bool { return under(w, real) })
+		if slices.ContainsFunc(c.Writable, func(w string) bool { return under(real, w) }) {
+			c.ReadOnly = append(c.ReadOnly, real)
+		}
+	}
+	if c.Namespaced() {
+		c.Hide = r.DenyRead
+		c.ReadOnly = append(c.ReadOnly, gitControl(c.Writable)...)
+		c.HideSockets = socketDirs(place.RuntimeDir)
+		c.Keep = place.Keep
+	}
+	return c, nil
+}
+
+// outermost is paths without those inside another of them, sorted.
+func outermost(paths []string) []string {
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	return slices.DeleteFunc(paths, func(p string) bool {
+		return slices.ContainsFunc(paths, func(q string) bool { return q != p && under(p, q) })
+	})
+}
+
+// gitControl is the .git/hooks and .git/config of the repositories at the writable roots and one level
+// below them (reference §13: read-only inside the workspace). A repository without a hooks directory gets
+// one (git makes it on init anyway), so that a command cannot create it and put a hook in.
+func gitControl(roots []string) []string {
+	var out []string
+	for _, root := range roots {
+		dirs := []string{filepath.Join(root, ".git")}
+		if entries, err := os.ReadDir(root); err == nil && len(entries) <= 1000 {
+			for _, e := range entries {
+				if e.IsDir() && e.Name() != ".git" {
+					dirs = append(dirs, filepath.Join(root, e.Name(), ".git"))
+				}
+			}
+		}
+		for _, g := range dirs {
+			if fi, err := os.Lstat(g); err != nil || !fi.IsDir() {
+				continue
+			}
+			hooks := filepath.Join(g, "hooks")
+			_ = os.Mkdir(hooks, 0o755)
+			for _, p := range []string{hooks, filepath.Join(g, "config")} {
+				if _, err := os.Lstat(p); err == nil {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// socketDirs is where the host's unix sockets live (reference §13): /run and /var/run (when it is not a
+// link to /run), and $XDG_RUNTIME_DIR when it is elsewhere; existing directories only.
+func socketDirs(runtimeDir string) []string {
+	var out []string
+	for _, d := range []string{"/run", "/var/run", runtimeDir} {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || real == "/" {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return under(real, o) }) {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// Hint is details.sandbox.hint for a command whose output shows a write refused outside the writable set
+// (reference §13), or "": the first line of output that names a path outside c's writable set with EACCES,
+// EPERM or EROFS text.
+func (c Confinement) Hint(output string) string {
+	for line := range strings.Lines(output) {
+		if !strings.Contains(line, "Permission denied") && !strings.Contains(line, "Read-only file system") &&
+			!strings.Contains(line, "Operation not permitted") {
+			continue
+		}
+		for _, f := range strings.FieldsFunc(line, func(r rune) bool {
+			return r == ' ' || r == '\'' || r == '"' || r == ':' || r == '‘' || r == '’' || r == '`'
+		}) {
+			if !filepath.IsAbs(f) && !strings.HasPrefix(f, "~") {
+				continue
+			}
+			if !slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(f), w) }) &&
+				!under(filepath.Clean(f), "/tmp") {
+				return c.hintText()
+			}
+		}
+	}
+	return ""
+}
+
+func (c Confinement) hintText() string {
+	where := "only the private /tmp"
+	if len(c.Writable) > 0 {
+		where = strings.Join(c.Writable, ", ") + " and the private /tmp"
+	}
+	if !c.Namespaced() {
+		where = strings.Replace(where, "the private /tmp", "/tmp", 1)
+	}
+	return fmt.Sprintf("the sandbox (%s) lets this command write to %s; to write elsewhere, add the path to "+
+		"sandbox.writable (--sandbox-writable PATH) where the server's policy allows it", c.Mode, where)
+}
