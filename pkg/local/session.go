@@ -1,6 +1,7 @@
 package local
 
 import (
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"context"
 	"errors"
 	"fmt"
@@ -79,6 +80,11 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 		lease.Release()
 		return p, nil
 	}
+	if err := lease.RunsUnder(req.Resolved.Sandbox); err != nil {
+		lease.Release()
+		p.in.Err, p.done = err, true
+		return p, nil
+	}
 	if base := filepath.Base(p.in.Shell); base != "bash" {
 		lease.Release()
 		p.in.Err, p.done = fmt.Errorf("session %s: sessions need bash; the shell is %s", req.Session, p.in.Shell), true
@@ -109,6 +115,16 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 		p.spec.Command = run.Raw(prefix) + " " + p.spec.Command
 	}
 	p.spec.Env = append(p.spec.Env, "BASH_ENV="+path) // last: it wins over every layer
+	if c := p.spec.Sandbox; c != nil {
+		// The state directory is hidden from a sandboxed command: its shell gets the session's own files only.
+		read, write := lease.Files(path)
+		for _, f := range read {
+			c.Keep = append(c.Keep, sandbox.Bind{Path: f})
+		}
+		for _, f := range write {
+			c.Keep = append(c.Keep, sandbox.Bind{Path: f, Writable: true})
+		}
+	}
 	return p, lease
 }
 

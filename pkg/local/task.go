@@ -140,6 +140,7 @@ func (r *Executor) startTask(ctx context.Context, req request.Command, attached 
 		Command: in.Command, NormalizedCommand: in.NormalizedCommand, Cwd: in.Cwd, Shell: in.Shell,
 		StartedAt: time.Now(), TimeoutSeconds: own, MaxLifetime: t.MaxLifetime,
 		Head: in.Head, Tail: in.Tail, MaxBytes: in.MaxBytes, NonZeroExit: in.NonZeroExit, Warnings: in.Warnings,
+		Sandbox: in.Sandbox,
 	}
 	store := r.taskStore()
 	id, err := store.Create(rec)

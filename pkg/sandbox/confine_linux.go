@@ -59,16 +59,16 @@ func writableRules(c Confinement) (dirs, files []string) {
 		if _, err := os.Stat("/dev/shm"); err == nil {
 			dirs = append(dirs, "/dev/shm")
 		}
-		for _, k := range c.Keep {
-			if k.Writable {
-				files = append(files, k.Path)
-			}
+	} else {
+		for _, w := range append(slices.Clone(c.Writable), "/tmp", "/dev/shm") {
+			d, f := carve(w, c.ReadOnly)
+			dirs, files = append(dirs, d...), append(files, f...)
 		}
-		return dirs, files
 	}
-	for _, w := range append(slices.Clone(c.Writable), "/tmp", "/dev/shm") {
-		d, f := carve(w, c.ReadOnly)
-		dirs, files = append(dirs, d...), append(files, f...)
+	for _, k := range c.Keep {
+		if k.Writable {
+			files = append(files, k.Path)
+		}
 	}
 	return dirs, files
 }

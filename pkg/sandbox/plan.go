@@ -117,8 +117,8 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		c.Hide = r.DenyRead
 		c.ReadOnly = append(c.ReadOnly, gitControl(c.Writable)...)
 		c.HideSockets = socketDirs(place.RuntimeDir)
-		c.Keep = place.Keep
 	}
+	c.Keep = place.Keep
 	return c, nil
 }
 

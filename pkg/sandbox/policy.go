@@ -286,3 +286,35 @@ func (p *Policy) Clone() *Policy {
 	c.CacheDirs, c.AllowHosts = slices.Clone(p.CacheDirs), slices.Clone(p.AllowHosts)
 	return &c
 }
+
+// Within says whether p confines at least as much as q: a mode and a network at least as strict, writable
+// paths and cache dirs within q's, every path q denies denied too, allowed hosts among q's. The error names
+// the first setting of p that is looser. Paths are compared as written. A session uses it (reference §13): a
+// command of a session that ran sandboxed must be confined at least as its strictest command was.
+func (p Policy) Within(q Policy) error {
+	if !q.On() {
+		return nil
+	}
+	if !p.On() || modeRank(p.Mode) < modeRank(q.Mode) {
+		return fmt.Errorf("sandbox.mode %s is looser than %s", orMode(p.Mode), q.Mode)
+	}
+	if netRank(p.Network) < netRank(q.Network) {
+		return fmt.Errorf("sandbox.network %s is looser than %s", orNet(p.Network), orNet(q.Network))
+	}
+	for _, set := range []struct {
+		key       string
+		p, within []string
+	}{{"writable", p.Writable, q.Writable}, {"cacheDirs", p.CacheDirs, q.CacheDirs}, {"allowHosts", p.AllowHosts, q.AllowHosts}} {
+		for _, x := range set.p {
+			if !slices.ContainsFunc(set.within, func(w string) bool { return x == w || set.key != "allowHosts" && under(x, w) }) {
+				return fmt.Errorf("sandbox.%s: %s is not within %v", set.key, x, set.within)
+			}
+		}
+	}
+	for _, d := range q.DenyRead {
+		if !slices.ContainsFunc(p.DenyRead, func(x string) bool { return under(d, x) }) {
+			return fmt.Errorf("sandbox.denyRead: %s is not denied", d)
+		}
+	}
+	return nil
+}

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -315,11 +316,12 @@ type Lease struct {
 	dir      string
 	key      string // the in-process queue's; "" for a lease not taken through a queue
 	lock     *os.File
-	state    *State   // the kept state; nil for a new session
-	prelude  string   // run.NONCE.sh, while a foreground command's prelude exists
-	dump     string   // dump.NONCE, the file its EXIT trap writes
-	explicit []string // the names of the command's explicit environment
-	base     Base     // what the command's rc snapshot defines
+	state    *State          // the kept state; nil for a new session
+	prelude  string          // run.NONCE.sh, while a foreground command's prelude exists
+	dump     string          // dump.NONCE, the file its EXIT trap writes (Files)
+	explicit []string        // the names of the command's explicit environment
+	base     Base            // what the command's rc snapshot defines
+	sandbox  *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
 	released bool
 }
 
@@ -582,4 +584,14 @@ func (s Store) Remove(name string, wait time.Duration) error {
 	}
 	_ = os.Remove(l.dir)
 	return nil
+}
+
+// Files is the session's files the command's shell reads and writes (a sandbox binds them in while the
+// state directory is hidden): the prelude it sources (made by Prelude) and, for a foreground command, the
+// dump its EXIT trap writes ("" for a task).
+func (l *Lease) Files(prelude string) (read, write []string) {
+	if l.dump == "" {
+		return nil, []string{prelude} // a task's prelude empties itself
+	}
+	return []string{prelude}, []string{l.dump}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"maps"
 	"os"
 	"path/filepath"
@@ -40,6 +41,9 @@ type State struct {
 	// UnsetFunctions and Unaliases are functions and aliases of the rc's snapshot that the session removed.
 	UnsetFunctions []string `json:"unsetFunctions,omitempty"`
 	Unaliases      []string `json:"unaliases,omitempty"`
+	// Sandbox is the strictest policy a command whose state the session kept ran under (reference §13): every
+	// later command must be confined at least as much. nil when none was sandboxed.
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
 }
 
 // withoutBase leaves out of st the functions and aliases that are as base (the rc's snapshot the command
@@ -685,6 +689,10 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
 	}
 	st.withoutBase(l.base)
+	st.Sandbox = l.sandbox
+	if l.sandbox == nil && l.state != nil { // RunsUnder was not asked: the recorded policy stays
+		st.Sandbox = l.state.Sandbox
+	}
 	out, err := json.Marshal(stored{Name: l.Name, State: st})
 	if err == nil {
 		err = writeFile(filepath.Join(l.dir, stateFile), out)
@@ -700,3 +708,30 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 // the session's state (%s: the session's name).
 const NotSavedWarning = "session %s: the state was not saved: the shell ended without running agentbash's " +
 	"EXIT trap (the command set an EXIT trap of its own, or ran exec); the session keeps the state it had"
+
+// RunsUnder checks that a command confined by policy (nil: not sandboxed) may run in the session: once a
+// command of the session ran sandboxed and the session kept its state, every later command must be confined
+// at least as much (reference §13), so what a sandboxed command defined never runs unconfined. The error is
+// the refusal's text. On success policy is what Commit records: it is at least as strict as the recorded.
+func (l *Lease) RunsUnder(policy *sandbox.Policy) error {
+	var recorded *sandbox.Policy
+	if l.state != nil {
+		recorded = l.state.Sandbox
+	}
+	if recorded == nil {
+		l.sandbox = policy
+		return nil
+	}
+	p := sandbox.Policy{}
+	if policy != nil {
+		p = *policy
+	}
+	if err := p.Within(*recorded); err != nil {
+		return fmt.Errorf("Session %s was created with --sandbox %s (network %s), and this command's sandbox is "+
+			"looser (%v): what the session's commands defined runs only as confined as they were; run the "+
+			"command with the session's sandbox, or in another session", l.Name, recorded.Mode,
+			cmp.Or(recorded.Network, sandbox.NetworkOff), err)
+	}
+	l.sandbox = policy
+	return nil
+}

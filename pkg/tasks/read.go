@@ -338,7 +338,7 @@ func Result(rec Record, started bool) result.Result {
 	if rec.Running() {
 		d := result.Details{Status: result.StatusRunning, Command: rec.Command, Cwd: rec.Cwd, Shell: rec.Shell,
 			TimeoutSeconds: rec.TimeoutSeconds, ArtifactID: rec.ArtifactID, ArtifactPath: rec.ArtifactPath,
-			Warnings: rec.Warnings}
+			Warnings: rec.Warnings, Sandbox: rec.Sandbox}
 		if rec.NormalizedCommand != rec.Command {
 			d.NormalizedCommand = rec.NormalizedCommand
 		}
@@ -353,7 +353,7 @@ func Result(rec Record, started bool) result.Result {
 		in := result.Input{Command: rec.Command, NormalizedCommand: rec.NormalizedCommand, Cwd: rec.Cwd,
 			Shell: rec.Shell, TimeoutSeconds: rec.TimeoutSeconds, Head: rec.Head, Tail: rec.Tail,
 			MaxBytes: rec.MaxBytes, NonZeroExit: rec.NonZeroExit, Warnings: rec.Warnings,
-			ArtifactPath: rec.ArtifactPath}
+			ArtifactPath: rec.ArtifactPath, Sandbox: rec.Sandbox}
 		switch {
 		case rec.Outcome != nil:
 			o := *rec.Outcome

@@ -38,6 +38,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
@@ -111,6 +112,8 @@ type Record struct {
 	MaxBytes    int      `json:"maxBytes"`
 	NonZeroExit string   `json:"nonZeroExit,omitempty"`
 	Warnings    []string `json:"warnings,omitempty"`
+	// Sandbox is what confines the task for its whole life (details.sandbox); nil when it is not sandboxed.
+	Sandbox *result.Sandbox `json:"sandbox,omitempty"`
 	// At the end: how the run ended, or the error that kept it from running or the reason it is lost.
 	Outcome *run.Outcome  `json:"outcome,omitempty"`
 	Summary *sink.Summary `json:"summary,omitempty"`
