@@ -3,7 +3,6 @@ package sandbox
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"unsafe"
@@ -69,33 +68,6 @@ func writableRules(c Confinement) (dirs, files []string) {
 		if k.Writable {
 			files = append(files, k.Path)
 		}
-	}
-	return dirs, files
-}
-
-// carve is root as Landlock rules without the paths of readOnly inside it: root itself when none is
-// inside, else its entries but the ones that hold a read-only path, and those carved in turn.
-func carve(root string, readOnly []string) (dirs, files []string) {
-	fi, err := os.Lstat(root)
-	if err != nil {
-		return nil, nil
-	}
-	inside := slices.ContainsFunc(readOnly, func(r string) bool { return under(r, root) })
-	switch {
-	case !fi.IsDir():
-		if !inside && fi.Mode().IsRegular() {
-			files = append(files, root)
-		}
-		return dirs, files
-	case !inside:
-		return []string{root}, nil
-	case slices.Contains(readOnly, root):
-		return nil, nil
-	}
-	entries, _ := os.ReadDir(root)
-	for _, e := range entries {
-		d, f := carve(filepath.Join(root, e.Name()), readOnly)
-		dirs, files = append(dirs, d...), append(files, f...)
 	}
 	return dirs, files
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -637,5 +638,53 @@ func TestStatelessSessionLeavesNothing(t *testing.T) {
 	l.Release()
 	if infos, _ := s.List(); len(infos) != 1 || infos[0].Name != "s" {
 		t.Fatalf("list after a kept state: %+v", infos)
+	}
+}
+
+// A session that kept the state of a sandboxed command refuses a command confined less, and records a
+// stricter one (reference §13).
+func TestRunsUnder(t *testing.T) {
+	s := newStore(t)
+	ws := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, DenyRead: []string{"~/.ssh"}}
+	keep := func(p *sandbox.Policy) error {
+		l, err := s.Acquire(context.Background(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release()
+		if err := l.RunsUnder(p); err != nil {
+			return err
+		}
+		path, err := l.Prelude(Prelude{Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "-c", "true")
+		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		if _, kept, _, err := l.Commit(true); err != nil || !kept {
+			t.Fatalf("commit: %v %v", kept, err)
+		}
+		return nil
+	}
+	if err := keep(nil); err != nil {
+		t.Fatalf("a plain command in a new session: %v", err)
+	}
+	if err := keep(ws); err != nil {
+		t.Fatalf("a sandboxed command after a plain one: %v", err)
+	}
+	if err := keep(nil); err == nil || !strings.Contains(err.Error(), "Session s was created with --sandbox workspace-write") {
+		t.Errorf("a plain command after a sandboxed one: %v", err)
+	}
+	if err := keep(&sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, DenyRead: []string{"~/.ssh"}}); err == nil {
+		t.Errorf("network on after off ran")
+	}
+	if err := keep(&sandbox.Policy{Mode: sandbox.ModeReadOnly, DenyRead: []string{"~/.ssh"}}); err != nil {
+		t.Errorf("a stricter command: %v", err)
+	}
+	if err := keep(ws); err == nil || !strings.Contains(err.Error(), "--sandbox read-only") {
+		t.Errorf("workspace-write after read-only: %v", err)
 	}
 }

@@ -1,0 +1,96 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWithin(t *testing.T) {
+	ws := Policy{Mode: ModeWorkspaceWrite, Writable: []string{"/w"}, DenyRead: []string{"~/.ssh"}}
+	for _, tc := range []struct {
+		p, q Policy
+		want string // "" when p is within q
+	}{
+		{Policy{}, Policy{}, ""},
+		{ws, Policy{}, ""},
+		{Policy{}, ws, "sandbox.mode off is looser"},
+		{Policy{Mode: ModeReadOnly, DenyRead: []string{"~/.ssh"}}, ws, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn, DenyRead: []string{"~/.ssh"}}, ws, "sandbox.network on is looser than off"},
+		{Policy{Mode: ModeWorkspaceWrite, Writable: []string{"/w/sub"}, DenyRead: []string{"~/.ssh"}}, ws, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Writable: []string{"/x"}, DenyRead: []string{"~/.ssh"}}, ws, "sandbox.writable: /x"},
+		{Policy{Mode: ModeWorkspaceWrite}, ws, "sandbox.denyRead: ~/.ssh is not denied"},
+		{Policy{Mode: ModeWorkspaceWrite, DenyRead: []string{"~"}}, ws, ""},
+	} {
+		err := tc.p.Within(tc.q)
+		if got := ""; err != nil {
+			got = err.Error()
+			if tc.want == "" || !strings.Contains(got, tc.want) {
+				t.Errorf("%+v within %+v: %v, want %q", tc.p, tc.q, err, tc.want)
+			}
+		} else if tc.want != "" {
+			t.Errorf("%+v within %+v: nil, want %q", tc.p, tc.q, tc.want)
+		}
+	}
+}
+
+// Plan: the cwd joins the writable set, agentbash's own directories never do, a cwd of / or inside a denied
+// path is refused, .git/hooks and .git/config stay read-only (a missing hooks directory is made), and the
+// writes-only level hides nothing.
+func TestPlan(t *testing.T) {
+	root := t.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	own := filepath.Join(home, ".cache", "agentbash")
+	for _, d := range []string{filepath.Join(home, ".ssh", "deep"), own, filepath.Join(ws, ".git"), filepath.Join(ws, "sub", ".git", "hooks")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(ws, ".git", "config"), nil, 0o644)
+	p := Policy{Mode: ModeWorkspaceWrite, DenyRead: []string{"~/.ssh"}, CacheDirs: []string{"~/.cache"}}
+	c, err := Plan(p, Place{Home: home, Dir: ws, Own: []string{own}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(home, ".cache"), ws}; !slices.Equal(c.Writable, want) {
+		t.Errorf("writable %v, want %v", c.Writable, want)
+	}
+	for _, ro := range []string{own, filepath.Join(ws, ".git", "hooks"), filepath.Join(ws, ".git", "config"), filepath.Join(ws, "sub", ".git", "hooks")} {
+		if !slices.Contains(c.ReadOnly, ro) {
+			t.Errorf("%s not read-only: %v", ro, c.ReadOnly)
+		}
+	}
+	if !c.Namespaced() || !slices.Contains(c.Hide, filepath.Join(home, ".ssh")) || !slices.Contains(c.HideSockets, "/run") {
+		t.Errorf("%+v", c)
+	}
+	if _, err := Plan(p, Place{Home: home, Dir: filepath.Join(home, ".ssh", "deep")}); err == nil ||
+		!strings.Contains(err.Error(), "inside the denied path") {
+		t.Errorf("cwd in a denied path: %v", err)
+	}
+	if _, err := Plan(p, Place{Home: home, Dir: "/"}); err == nil || !strings.Contains(err.Error(), "working directory is /") {
+		t.Errorf("cwd /: %v", err)
+	}
+	if c, err := Plan(Policy{Mode: ModeReadOnly}, Place{Home: home, Dir: "/"}); err != nil || len(c.Writable) != 0 {
+		t.Errorf("read-only at /: %+v %v", c, err)
+	}
+	wo, err := Plan(Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, Place{Home: home, Dir: ws, Own: []string{ws}})
+	if err != nil || wo.Namespaced() || len(wo.Hide) != 0 || slices.Contains(wo.Writable, ws) {
+		t.Errorf("writes-only with the cwd one of agentbash's own: %+v %v", wo, err)
+	}
+}
+
+// carve: a writable directory holding a read-only one becomes its other entries.
+func TestCarve(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a/agentbash/x", "a/pip", "b"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(root, "a", "file"), nil, 0o644)
+	dirs, files := carve(filepath.Join(root, "a"), []string{filepath.Join(root, "a", "agentbash")})
+	if !slices.Equal(dirs, []string{filepath.Join(root, "a", "pip")}) || !slices.Equal(files, []string{filepath.Join(root, "a", "file")}) {
+		t.Errorf("dirs %v files %v", dirs, files)
+	}
+	if dirs, _ := carve(filepath.Join(root, "b"), []string{filepath.Join(root, "a")}); !slices.Equal(dirs, []string{filepath.Join(root, "b")}) {
+		t.Errorf("untouched: %v", dirs)
+	}
+}
