@@ -30,6 +30,15 @@ var (
 		cobra.CompletionWithDesc("error", "a non-zero exit is an error result"),
 		cobra.CompletionWithDesc("report", "a non-zero exit is plain data"),
 	}
+	sandboxValues = []cobra.Completion{
+		cobra.CompletionWithDesc("workspace-write", "writes only in the cwd, the writable paths, caches and a private /tmp"),
+		cobra.CompletionWithDesc("read-only", "writes only in a private /tmp"),
+		cobra.CompletionWithDesc("off", "nothing confined"),
+	}
+	sandboxNetworkValues = []cobra.Completion{
+		cobra.CompletionWithDesc("off", "only the command's own loopback"),
+		cobra.CompletionWithDesc("on", "the host's network"),
+	}
 	olderThanValues = []cobra.Completion{
 		cobra.CompletionWithDesc("1d", "a day"), cobra.CompletionWithDesc("7d", "a week"),
 		cobra.CompletionWithDesc("30d", "a month"), cobra.CompletionWithDesc("12h", "twelve hours"),
@@ -134,15 +143,20 @@ func completeArtifactIDs(c *cobra.Command, args []string, toComplete string) ([]
 
 // flagCompletions is what each flag completes to, by flag name, for every command that has the flag.
 var flagCompletions = map[string]cobra.CompletionFunc{
-	"format":        cobra.FixedCompletions(formatValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
-	"non-zero-exit": cobra.FixedCompletions(nonZeroExitValues, cobra.ShellCompDirectiveNoFileComp),
-	"older-than":    cobra.FixedCompletions(olderThanValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
-	"tools":         completeTools,
-	"shell":         completeShells,
-	"cwd":           completeDirs,
-	"artifact-dir":  completeDirs,
-	"file":          completeFiles,
-	"config":        completeConfigFiles,
+	"format":             cobra.FixedCompletions(formatValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
+	"non-zero-exit":      cobra.FixedCompletions(nonZeroExitValues, cobra.ShellCompDirectiveNoFileComp),
+	"older-than":         cobra.FixedCompletions(olderThanValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
+	"tools":              completeTools,
+	"sandbox":            cobra.FixedCompletions(sandboxValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
+	"sandbox-network":    cobra.FixedCompletions(sandboxNetworkValues, cobra.ShellCompDirectiveNoFileComp|cobra.ShellCompDirectiveKeepOrder),
+	"sandbox-writable":   completeDirs,
+	"sandbox-deny-read":  completeFiles,
+	"sandbox-allow-host": cobra.NoFileCompletions,
+	"shell":              completeShells,
+	"cwd":                completeDirs,
+	"artifact-dir":       completeDirs,
+	"file":               completeFiles,
+	"config":             completeConfigFiles,
 	// Numbers and free text: nothing to offer, and no file names either.
 	"timeout":            cobra.NoFileCompletions,
 	"kill-grace":         cobra.NoFileCompletions,

@@ -33,6 +33,11 @@ var flagKeys = map[string]string{
 	"task-dir":           "tasks.dir",
 	"session":            "session",
 	"target":             "target",
+	"sandbox":            "sandbox.mode",
+	"sandbox-network":    "sandbox.network",
+	"sandbox-writable":   "sandbox.writable",
+	"sandbox-deny-read":  "sandbox.denyRead",
+	"sandbox-allow-host": "sandbox.allowHosts",
 }
 
 // loadConfig resolves the configuration for c (see [loadConfigWarn]) and says its warnings on stderr, for

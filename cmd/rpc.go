@@ -32,7 +32,9 @@ agentbash start-up. Requests run concurrently, those of one session in the order
 
 Requests (every field but type is optional unless named):
   {"id":1,"type":"bash","command":"make test","cwd":"…","timeout":60,"head":N,"tail":N,"env":{…},
-   "session":"…","noNormalize":true,"intercept":true,"tools":[…],"background":true,"yield":5,"stream":true}
+   "session":"…","noNormalize":true,"intercept":true,"tools":[…],"background":true,"yield":5,"stream":true,
+   "sandbox":"workspace-write"}                sandbox: a mode or {"mode","network","writable","denyRead",…};
+                                                 it can only tighten the server's (--sandbox and the config)
   {"id":2,"type":"abort_bash","target":1}      abort request 1 while it runs (no target: every one; "request" is
                                                  another name of target)
   {"type":"start",…the bash fields}             start a background task

@@ -120,6 +120,23 @@ func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
 	fs.String("non-zero-exit", "error", "a non-zero exit is an error result (`error`) or plain data (report)")
 	fs.String("session", "", "run in session `NAME`: cd, variables, functions, aliases, options and umask carry over\n"+
 		"to its next command (\"\" for none)")
+	addSandboxFlags(fs)
+}
+
+// addSandboxFlags adds the flags of the sandbox's keys (reference §13); for rpc and mcp they are the floor a
+// request can only tighten. A list flag given replaces its key's list.
+func addSandboxFlags(fs *pflag.FlagSet) {
+	fs.String("sandbox", "off", "confine the command: `MODE` workspace-write (writes only in the cwd, the\n"+
+		"--sandbox-writable paths, tool caches and a private /tmp), read-only (writes only in a\n"+
+		"private /tmp) or off; confined, it has no capabilities, cannot signal outside processes\n"+
+		"and does not see ~/.ssh and the like")
+	fs.String("sandbox-network", "off", "what a sandboxed command reaches: `NET` off (only its own loopback) or\n"+
+		"on (the host's network); proxy is not built yet")
+	fs.StringArray("sandbox-writable", nil, "a `PATH` a workspace-write command may write besides the cwd (repeatable)")
+	fs.StringArray("sandbox-deny-read", nil, "a `PATH` a sandboxed command sees as absent or empty (repeatable;\n"+
+		"the paths given replace the default list: ~/.ssh, ~/.aws, ~/.gnupg, …)")
+	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable; the proxy\n"+
+		"is not built yet)")
 }
 
 // addTargetFlag adds --target, where the command runs or is found (reference §15).
@@ -150,6 +167,7 @@ func serviceConfig(cfg config.Config, cfgWarnings, flagEnv []string) service.Con
 		Rules: cfg.Interceptor.Rules, DefaultRules: cfg.Interceptor.DefaultRules,
 		NonZeroExit: cfg.Result.NonZeroExit,
 		MaxLifetime: cfg.Tasks.MaxLifetime,
+		Sandbox:     cfg.Sandbox.Policy(),
 		Warnings:    cfgWarnings,
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
@@ -46,7 +47,35 @@ type Config struct {
 	Result      Result      `mapstructure:"result"`
 	Tasks       Tasks       `mapstructure:"tasks"`
 	MCP         MCP         `mapstructure:"mcp"`
+	Sandbox     Sandbox     `mapstructure:"sandbox"`
 }
+
+// Sandbox is the sandbox of every command (reference §13): for a server (rpc, mcp) the floor its requests
+// can only tighten. Paths stay as written (`~/…`): the place resolves them against its own home.
+type Sandbox struct {
+	// Mode is off (the default: nothing confined), workspace-write or read-only.
+	Mode sandbox.Mode `mapstructure:"mode"`
+	// Network is off (the default in a sandbox), proxy (not built yet) or on.
+	Network sandbox.Network `mapstructure:"network"`
+	// Writable is the paths writable in workspace-write besides the cwd and a private /tmp.
+	Writable CommaList `mapstructure:"writable"`
+	// DenyRead is the paths a sandboxed command sees as absent or empty.
+	DenyRead CommaList `mapstructure:"denyRead"`
+	// CacheDirs is the tool caches writable in workspace-write.
+	CacheDirs CommaList `mapstructure:"cacheDirs"`
+	// AllowHosts is the host:port patterns network: proxy reaches.
+	AllowHosts CommaList `mapstructure:"allowHosts"`
+}
+
+// Policy is s as the sandbox's policy.
+func (s Sandbox) Policy() sandbox.Policy {
+	return sandbox.Policy{Mode: s.Mode, Network: s.Network, Writable: slices.Clone(s.Writable),
+		DenyRead: slices.Clone(s.DenyRead), CacheDirs: slices.Clone(s.CacheDirs), AllowHosts: slices.Clone(s.AllowHosts)}
+}
+
+// CommaList is a list whose environment form is split at commas only, not at blanks: its items are paths
+// or host patterns, and a path may hold a blank.
+type CommaList []string
 
 // Targets configures who may name a target (reference §15).
 type Targets struct {
@@ -136,6 +165,9 @@ func Default() Config {
 		MCP:         MCP{MaxBytes: DefaultMCPMaxBytes},
 		Target:      "local",
 		Targets:     Targets{Allowed: []string{}},
+		Sandbox: Sandbox{Mode: sandbox.ModeOff, Network: sandbox.NetworkOff, Writable: CommaList{},
+			DenyRead: slices.Clone(sandbox.DefaultDenyRead), CacheDirs: slices.Clone(sandbox.DefaultCacheDirs),
+			AllowHosts: CommaList{}},
 	}
 }
 
@@ -205,7 +237,23 @@ func (c Config) Validate() error {
 			return bad("shell.env", "invalid variable name %q", k)
 		}
 	}
-	return nil
+	return sandboxError(c.Sandbox.Policy().Check())
+}
+
+// sandboxError is the first of the sandbox policy's errors (each "sandbox.KEY: what is wrong") as a
+// *KeyError naming its key; nil for none.
+func sandboxError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		err = joined.Unwrap()[0]
+	}
+	key, msg, ok := strings.Cut(err.Error(), ": ")
+	if !ok || !strings.HasPrefix(key, "sandbox.") {
+		key, msg = "sandbox", err.Error()
+	}
+	return &KeyError{Key: key, Msg: msg}
 }
 
 // ArtifactDir is the artifact directory: c.Artifacts.Dir with `~` expanded, else

@@ -3,9 +3,12 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 func TestValidate(t *testing.T) {
@@ -26,6 +29,9 @@ func TestValidate(t *testing.T) {
 		"tasks.maxLifetime":  func(c *Config) { c.Tasks.MaxLifetime = -1 },
 		"session":            func(c *Config) { c.Session = "../x" },
 		"mcp.maxBytes":       func(c *Config) { c.MCP.MaxBytes = 0 },
+		"sandbox.mode":       func(c *Config) { c.Sandbox.Mode = "strict" },
+		"sandbox.network":    func(c *Config) { c.Sandbox.Network = "proxy" }, // not built yet
+		"sandbox.allowHosts": func(c *Config) { c.Sandbox.AllowHosts = CommaList{"github.com:443"} },
 	} {
 		c := Default()
 		mutate(&c)
@@ -41,13 +47,14 @@ func TestDefaultsCoverEveryKey(t *testing.T) {
 	for _, k := range []string{"timeout", "maxBytes", "format", "killGrace", "shell.path", "shell.prefix",
 		"shell.wrapper", "shell.snapshot", "shell.env", "artifacts.dir", "artifacts.maxBytes", "interceptor.enabled",
 		"interceptor.tools", "interceptor.defaultRules", "interceptor.rules", "result.nonZeroExit",
-		"tasks.dir", "tasks.maxLifetime", "session", "mcp.maxBytes"} {
+		"tasks.dir", "tasks.maxLifetime", "session", "mcp.maxBytes", "sandbox.mode", "sandbox.network",
+		"sandbox.writable", "sandbox.denyRead", "sandbox.cacheDirs", "sandbox.allowHosts"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("no default for %s", k)
 		}
 	}
-	if len(keys) != 22 {
-		t.Errorf("%d keys, want 22", len(keys))
+	if len(keys) != 28 {
+		t.Errorf("%d keys, want 28", len(keys))
 	}
 }
 
@@ -121,5 +128,50 @@ func TestExpandHomeWithoutHome(t *testing.T) {
 	t.Setenv("HOME", "")
 	if got := ExpandHome("~/x"); got != "~/x" {
 		t.Errorf("ExpandHome = %q, want ~/x", got)
+	}
+}
+
+// TestSandboxKeys: the sandbox's keys default to an unconfined policy with the reference's denied paths and
+// caches; the environment's lists split at commas alone (a path may hold a blank); a bad mode or network,
+// from the file or a variable, is an error naming the key or the variable; the section becomes the policy.
+func TestSandboxKeys(t *testing.T) {
+	p := Default().Sandbox.Policy()
+	if p.On() || p.Network != "off" || len(p.Writable) != 0 || len(p.AllowHosts) != 0 ||
+		!slices.Contains(p.DenyRead, "~/.ssh") || !slices.Contains(p.CacheDirs, "~/.cache") {
+		t.Errorf("default policy %+v", p)
+	}
+	got, warnings, err := Environ([]string{"AGENTBASH_SANDBOX_MODE=read-only", "AGENTBASH_SANDBOX_NETWORK=on",
+		"AGENTBASH_SANDBOX_WRITABLE=~/my work, /srv/a,,", "AGENTBASH_SANDBOX_DENYREAD=~/.ssh"})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Environ: %v %q", err, warnings)
+	}
+	want := map[string]any{"sandbox": map[string]any{"mode": sandbox.ModeReadOnly, "network": sandbox.NetworkOn,
+		"writable": CommaList{"~/my work", "/srv/a"}, "denyRead": CommaList{"~/.ssh"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("environment settings\n%#v\nwant\n%#v", got, want)
+	}
+	for env, msg := range map[string]string{
+		"AGENTBASH_SANDBOX_MODE=strict":    `AGENTBASH_SANDBOX_MODE: want off, workspace-write or read-only, got "strict"`,
+		"AGENTBASH_SANDBOX_NETWORK=proxy":  "AGENTBASH_SANDBOX_NETWORK: proxy is not built yet",
+		"AGENTBASH_SANDBOX_NETWORK=maybe":  `AGENTBASH_SANDBOX_NETWORK: want off, proxy or on, got "maybe"`,
+		"AGENTBASH_SANDBOX_ALLOWHOSTS=a:1": "AGENTBASH_SANDBOX_ALLOWHOSTS: only network: proxy uses it",
+	} {
+		if _, _, err := Environ([]string{env}); err == nil || !strings.HasPrefix(err.Error(), msg) {
+			t.Errorf("%s: err = %v, want %q…", env, err, msg)
+		}
+	}
+	f := writeFile(t, "sandbox:\n  mode: workspace-write\n  network: on\n  denyRead: []\n  writable: [~/a b]\n")
+	got, err = f.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]any{"sandbox": map[string]any{"mode": sandbox.ModeWorkspaceWrite, "network": sandbox.NetworkOn,
+		"denyRead": CommaList{}, "writable": CommaList{"~/a b"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("file settings\n%#v\nwant\n%#v", got, want)
+	}
+	f = writeFile(t, "sandbox:\n  mode: sandboxed\n")
+	if _, err := f.Settings(); err == nil || err.Error() != f.Path+`: sandbox.mode: want off, workspace-write or read-only, got "sandboxed"` {
+		t.Errorf("file: err = %v", err)
 	}
 }

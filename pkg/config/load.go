@@ -94,6 +94,12 @@ var expected = map[string]string{
 	"session":            "a session name",
 	"target":             "a target URI (local, ssh://HOST, docker://NAME, podman://NAME, kubectl://POD, cmd://ARGV)",
 	"targets.allowed":    "a list of target URIs",
+	"sandbox.mode":       "off, workspace-write or read-only",
+	"sandbox.network":    "off, proxy or on",
+	"sandbox.writable":   "a list of paths",
+	"sandbox.denyRead":   "a list of paths",
+	"sandbox.cacheDirs":  "a list of paths",
+	"sandbox.allowHosts": "a list of host:port patterns",
 }
 
 // Expected says in words what key takes: "a number of seconds", "true or false", "a list of tool names".
@@ -472,7 +478,8 @@ func (l *loader) decodeItem(v reflect.Value, n *yaml.Node, key, path string) {
 }
 
 // decodeString decodes an environment variable's text into the setting v: numbers in decimal,
-// booleans as true/false (also 1/0, yes/no, on/off), lists separated by commas or blanks, shell.env as
+// booleans as true/false (also 1/0, yes/no, on/off), lists separated by commas or blanks (the sandbox's
+// lists of paths and hosts by commas alone), shell.env as
 // KEY=VALUE pairs separated by commas or newlines or as a JSON object, interceptor.rules as a JSON array.
 func (l *loader) decodeString(v reflect.Value, s, key string) {
 	t := strings.TrimSpace(s)
@@ -520,6 +527,16 @@ func (l *loader) decodeString(v reflect.Value, s, key string) {
 				return
 			}
 			v.Set(reflect.ValueOf(append(Argv{}, words...)))
+			break
+		}
+		if v.Type() == reflect.TypeFor[CommaList]() { // paths: split at commas only, a blank is part of one
+			items := CommaList{}
+			for item := range strings.SplitSeq(s, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					items = append(items, item)
+				}
+			}
+			v.Set(reflect.ValueOf(items))
 			break
 		}
 		if v.Type().Elem().Kind() == reflect.String {

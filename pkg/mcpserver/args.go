@@ -3,12 +3,16 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // The server checks a call's arguments itself (README "MCP server"): a broken argument gets an isError
@@ -26,6 +30,7 @@ const (
 	mustLines   = "must be a whole number of lines ≥ 0"
 	mustBool    = "must be true or false"
 	mustTaskID  = `must be a task id: the digits bash returned, as a string ("7") or a number (7)`
+	mustSandbox = "must be " + request.WantSandbox
 )
 
 // args reads the arguments of one call: each getter takes one argument out, and [args.check] then says
@@ -123,6 +128,25 @@ func (a *args) flag(name string) bool {
 		a.fail(name, mustBool, v)
 	}
 	return b
+}
+
+// sandbox is the sandbox argument name (a mode or an object of the config's keys), nil when it is left out.
+// Which modes exist and whether it may tighten the server's is the service's to say.
+func (a *args) sandbox(name string) *sandbox.Policy {
+	v, ok := a.take(name, mustSandbox, false)
+	if !ok {
+		return nil
+	}
+	p, err := request.ParseSandbox(v)
+	switch {
+	case err == nil:
+		return p
+	case !bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")):
+		a.fail(name, mustSandbox, v)
+	case a.err == nil:
+		a.err = errors.New(strings.ReplaceAll(err.Error(), "\n", "; ")) // the key inside it and what it takes
+	}
+	return nil
 }
 
 // taskID is the task id argument name, given as a string or as a JSON integer (a model may write 7 for

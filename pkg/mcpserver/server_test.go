@@ -203,7 +203,8 @@ func TestToolsListSchemas(t *testing.T) {
 		required []string
 	}{
 		"bash": {map[string]string{"command": "string", "cwd": "string", "timeout": "number", "head": "integer",
-			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number", "target": "string"}, []string{"command"}},
+			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number", "target": "string",
+			"sandbox": "<nil>"}, []string{"command"}}, // sandbox: oneOf a string and an object (TestSandboxSchema)
 		"bash_output": {map[string]string{"task_id": "[string integer]", "wait_seconds": "number", "target": "string"}, []string{"task_id"}},
 		"bash_kill":   {map[string]string{"task_id": "[string integer]", "target": "string"}, []string{"task_id"}},
 		"bash_tasks":  {map[string]string{"all": "boolean", "target": "string"}, nil},

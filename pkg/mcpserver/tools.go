@@ -16,6 +16,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -35,6 +36,50 @@ type BashArgs struct {
 	// to a task (run --yield).
 	YieldSeconds *float64 `json:"yield_seconds,omitempty" jsonschema:"wait up to this many seconds for the command; if it is still running then, it goes on as a background task and you get what it printed so far and its task id"`
 	Target       string   `json:"target,omitempty" jsonschema:"where to run the command"` // replaced by targetDescription
+	// Sandbox confines the command (reference §13); it can only tighten the server's sandbox.
+	Sandbox *sandbox.Policy `json:"sandbox,omitempty"` // its schema is sandboxSchema
+}
+
+// sandboxDescription is what the sandbox argument says to the model; %s is the server's own sandbox.
+const sandboxDescription = `confine this command (for one you do not fully trust): "workspace-write" lets it write only in its working directory and a private /tmp (and the server's writable paths and tool caches), "read-only" only in a private /tmp; in both it has no network unless network is "on", cannot read ~/.ssh and other credentials, and cannot signal processes outside. Give a mode, or an object {"mode", "network", "writable", "denyRead", "cacheDirs", "allowHosts"} to say more. It can only make the server's own sandbox stricter: a looser one is refused. Left out, the server's own: %s`
+
+// serverSandbox says the server's own sandbox in words, for the sandbox argument's description.
+func serverSandbox(p sandbox.Policy) string {
+	if !p.On() {
+		return "none"
+	}
+	network := p.Network
+	if network == "" {
+		network = sandbox.NetworkOff
+	}
+	return fmt.Sprintf("%s, network %s", p.Mode, network)
+}
+
+// sandboxSchema is the input schema of the sandbox argument: a mode, or an object of the config's keys.
+func sandboxSchema(own sandbox.Policy) *jsonschema.Schema {
+	modes := []any{string(sandbox.ModeOff), string(sandbox.ModeWorkspaceWrite), string(sandbox.ModeReadOnly)}
+	paths := func(d string) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: d}
+	}
+	return &jsonschema.Schema{
+		Description: fmt.Sprintf(sandboxDescription, serverSandbox(own)),
+		OneOf: []*jsonschema.Schema{
+			{Type: "string", Enum: modes},
+			{
+				Type: "object",
+				Properties: map[string]*jsonschema.Schema{
+					"mode": {Type: "string", Enum: modes},
+					"network": {Type: "string", Enum: []any{string(sandbox.NetworkOff), string(sandbox.NetworkOn)},
+						Description: "off: only the command's own loopback; on: the host's network"},
+					"writable":   paths("paths it may write besides its working directory (absolute or ~/…), within the server's"),
+					"denyRead":   paths("more paths it sees as absent or empty"),
+					"cacheDirs":  paths("tool caches it may write, within the server's"),
+					"allowHosts": paths("host:port patterns a network proxy would let through (no proxy yet)"),
+				},
+				AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
+			},
+		},
+	}
 }
 
 // OutputArgs are the arguments of bash_output.
@@ -125,6 +170,7 @@ func (s *Server) addTools() {
 	bashInput := schema[BashArgs](map[string]float64{"timeout": 0, "head": 0, "tail": 0, "yield_seconds": 0})
 	bashInput.Properties["cwd"].Description = cwd
 	bashInput.Properties["target"].Description = s.targetDescription("where to run the command")
+	bashInput.Properties["sandbox"] = sandboxSchema(s.o.Service.Sandbox())
 	outputInput := taskIDSchema(schema[OutputArgs](map[string]float64{"wait_seconds": 0}))
 	killInput := taskIDSchema(schema[KillArgs](nil))
 	tasksInput := schema[TasksArgs](nil)
@@ -293,7 +339,7 @@ func arguments(req *mcp.CallToolRequest) json.RawMessage { return req.Params.Arg
 
 // bashArgs reads the arguments of a bash call.
 func bashArgs(raw json.RawMessage) (BashArgs, error) {
-	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds", "target")
+	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds", "target", "sandbox")
 	b := BashArgs{ // the getters run in this order, so the first error is the first argument's
 		Command:         a.string("command", true),
 		Cwd:             a.string("cwd", false),
@@ -303,6 +349,7 @@ func bashArgs(raw json.RawMessage) (BashArgs, error) {
 		RunInBackground: a.flag("run_in_background"),
 		YieldSeconds:    a.seconds("yield_seconds"),
 		Target:          a.string("target", false),
+		Sandbox:         a.sandbox("sandbox"),
 	}
 	return b, a.check()
 }
@@ -350,6 +397,9 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	}
 	if a.Tail != nil {
 		r.Tail = a.Tail
+	}
+	if a.Sandbox != nil {
+		r.Sandbox = a.Sandbox
 	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()

@@ -163,7 +163,8 @@ func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 // Validate checks a settled half that came from another agentbash (rpc's "resolved"): the sender is trusted
 // no more than any caller, so every value must be one this agentbash's own service could have settled —
 // the protocol, the timeout within [MinTimeout, MaxTimeout], the grace, window and limits within their
-// bounds, a known non-zero-exit style, and a command to run unless it is blocked or refused.
+// bounds, a known non-zero-exit style, a command to run unless it is blocked or refused, and a sandbox policy
+// that passes its check.
 func (r *Resolved) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("resolved."+format, a...)) }
@@ -193,6 +194,13 @@ func (r *Resolved) Validate() error {
 	}
 	if t := r.Task; t != nil && !(t.Timeout >= 0 && t.Timeout <= MaxTimeout && t.MaxLifetime >= 0 && t.Yield >= 0) {
 		bad("task: want a timeout from 0 to %v seconds, a maxLifetime and a yield ≥ 0", MaxTimeout)
+	}
+	if r.Sandbox != nil {
+		if err := r.Sandbox.Check(); err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				bad("%s", line) // each names its key: resolved.sandbox.mode: …
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

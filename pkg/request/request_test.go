@@ -3,6 +3,8 @@ package request
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 func TestClampTimeout(t *testing.T) {
@@ -28,6 +30,11 @@ func TestResolvedValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid: %v", err)
 	}
+	sandboxed := ok
+	sandboxed.Sandbox = &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Writable: []string{"~/x"}}
+	if err := sandboxed.Validate(); err != nil {
+		t.Fatalf("valid, sandboxed: %v", err)
+	}
 	for name, edit := range map[string]func(*Resolved){
 		"protocol":      func(r *Resolved) { r.Protocol = 2 },
 		"timeout":       func(r *Resolved) { r.Timeout = 99999 },
@@ -38,6 +45,10 @@ func TestResolvedValidate(t *testing.T) {
 		"nonZeroExit":   func(r *Resolved) { r.NonZeroExit = "bogus" },
 		"command":       func(r *Resolved) { r.Run = "" },
 		"task":          func(r *Resolved) { r.Task = &TaskOptions{Timeout: -1} },
+		"sandbox.mode":  func(r *Resolved) { r.Sandbox = &sandbox.Policy{Mode: "strict"} },
+		"sandbox.network, proxy": func(r *Resolved) {
+			r.Sandbox = &sandbox.Policy{Mode: sandbox.ModeReadOnly, Network: sandbox.NetworkProxy}
+		},
 	} {
 		r := ok
 		edit(&r)

@@ -341,6 +341,7 @@ var wants = map[string]string{
 	"killGrace":   "a number of seconds",
 	"request":     "the id of the request to abort",
 	"target":      "a target URI (a string such as \"ssh://build\"), one the server allows",
+	"sandbox":     request.WantSandbox,
 }
 
 // Decode parses one request line (reference §7.2): a JSON object whose "type" names the request and whose
@@ -390,6 +391,19 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 		// Null is left out; which targets the server allows is its own to say when it serves the request.
 		if json.Unmarshal(raw, &m.Target) != nil {
 			return bad(typ, "target: want %s, got %s", wants["target"], raw)
+		}
+	}
+	if typ == TypeBash || typ == TypeStart {
+		// A sandbox (the request's, or the one another agentbash settled) is read in words first:
+		// encoding/json's error would speak Go, or name only the key inside it.
+		if err := checkSandbox(obj["sandbox"], ""); err != nil {
+			return bad(typ, "%s", err)
+		}
+		var resolved map[string]json.RawMessage
+		if json.Unmarshal(obj["resolved"], &resolved) == nil {
+			if err := checkSandbox(resolved["sandbox"], "resolved."); err != nil {
+				return bad(typ, "%s", err)
+			}
 		}
 	}
 	var err error
@@ -532,6 +546,18 @@ func unmarshal(line []byte, v any) error {
 	}
 	if err != nil {
 		return fmt.Errorf("bad JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
+}
+
+// checkSandbox says what is wrong with a sandbox field's JSON (raw; nil when left out), its fields named
+// after prefix ("resolved."), each error on one line.
+func checkSandbox(raw json.RawMessage, prefix string) error {
+	if raw == nil {
+		return nil
+	}
+	if _, err := request.ParseSandbox(raw); err != nil {
+		return errors.New(prefix + strings.ReplaceAll(err.Error(), "\n", "; "+prefix))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // decodeTests are request lines with what Decode makes of them: the error (a part of its text) or the
@@ -28,6 +29,9 @@ var decodeTests = []struct {
 	{line: `{"id":5,"type":"wait","taskId":"7","timeout":0}`, id: `5`, typ: TypeWait},
 	{line: `{"id":6,"type":"bash","command":"x","background":true,"stream":true,"yield":0}`, id: `6`, typ: TypeBash},
 	{line: `{"id":7,"type":"bash","command":"x","timeout":null}`, id: `7`, typ: TypeBash},
+	{line: `{"id":8,"type":"bash","command":"x","sandbox":"read-only"}`, id: `8`, typ: TypeBash},
+	{line: `{"id":9,"type":"start","command":"x","sandbox":{"mode":"workspace-write","writable":["~/w"]}}`, id: `9`, typ: TypeStart},
+	{line: `{"id":10,"type":"bash","command":"x","sandbox":null}`, id: `10`, typ: TypeBash},
 
 	{line: `{not json`, err: "bad JSON", id: `null`},
 	{line: `{"id":1,"type":"bash","command":"x"} {"id":2}`, err: "bad JSON", id: `null`},
@@ -63,6 +67,11 @@ var decodeTests = []struct {
 	{line: `{"id":1,"type":"kill","taskId":"1","signal":"NOPE"}`, err: "signal: unknown signal", id: `1`, typ: TypeKill},
 	{line: `{"id":1,"type":"wait","taskId":"1","timeout":-3}`, err: "timeout: want a number of seconds ≥ 0", id: `1`, typ: TypeWait},
 	{line: `{"id":1,"type":"tasks","all":1}`, err: "all: want true or false", id: `1`, typ: TypeTasks},
+	{line: `{"id":1,"type":"bash","command":"x","sandbox":5}`, err: `sandbox: want a mode ("off", "workspace-write" or "read-only") or an object`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","sandbox":{"denyread":[]}}`, err: `sandbox: unknown key "denyread" (its keys: mode,`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"start","command":"x","sandbox":{"writable":"/w","mode":7}}`, err: "sandbox.mode: want a string (off, workspace-write or read-only), got 7; sandbox.writable: want an array of paths", id: `1`, typ: TypeStart},
+	{line: `{"id":1,"type":"bash","command":"x","resolved":{"protocol":1,"command":"x","run":"x","timeout":1,"maxBytes":1,"head":-1,"tail":-1,"nonZeroExit":"error","sandbox":"bogus"}}`, err: `resolved.sandbox.mode: want off, workspace-write or read-only, got "bogus"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","resolved":{"protocol":1,"command":"x","run":"x","timeout":1,"maxBytes":1,"head":-1,"tail":-1,"nonZeroExit":"error","sandbox":{"mode":5,"x":1}}}`, err: `resolved.sandbox.mode: want a string (off, workspace-write or read-only), got 5; resolved.sandbox: unknown key "x"`, id: `1`, typ: TypeBash},
 }
 
 func TestDecode(t *testing.T) {
@@ -104,6 +113,15 @@ func TestDecodeFields(t *testing.T) {
 	m, _ = Decode([]byte(`{"type":"start","command":"x"}`), request.Command{})
 	if !m.Bash.Background {
 		t.Error("start is not background")
+	}
+	m, err = Decode([]byte(`{"type":"bash","command":"x","sandbox":{"mode":"read-only","network":"on","denyRead":["~/s"]}}`), request.Command{})
+	if p := m.Bash.Sandbox; err != nil || p == nil || p.Mode != sandbox.ModeReadOnly || p.Network != sandbox.NetworkOn ||
+		len(p.DenyRead) != 1 || p.DenyRead[0] != "~/s" {
+		t.Errorf("sandbox %+v, %v", p, err)
+	}
+	m, _ = Decode([]byte(`{"type":"bash","command":"x","sandbox":"workspace-write"}`), request.Command{})
+	if p := m.Bash.Sandbox; p == nil || p.Mode != sandbox.ModeWorkspaceWrite || p.Network != "" {
+		t.Errorf("sandbox %+v", p)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -46,7 +48,9 @@ type Config struct {
 
 	NonZeroExit string  // result.NonZeroError or result.NonZeroReport (§3.9)
 	MaxLifetime float64 // tasks.maxLifetime, seconds; 0 is no limit (§8)
-	Warnings    []string
+	// Sandbox is the sandbox of every command (§13): the floor a request's own can only tighten.
+	Sandbox  sandbox.Policy
+	Warnings []string
 	// Warn, when set, also receives the warnings that go to stderr (a broken rule, §3.3), once per Service.
 	Warn func(string)
 }
@@ -85,6 +89,9 @@ func (s *Service) MaxBytes() int { return s.c.MaxBytes }
 
 // Timeout is the default timeout of a request, seconds (before the clamp).
 func (s *Service) Timeout() float64 { return s.c.Timeout }
+
+// Sandbox is the service's own sandbox policy (§13), the floor of its requests'.
+func (s *Service) Sandbox() sandbox.Policy { return s.c.Sandbox }
 
 // compile compiles the interceptor rules, saying broken rules through Warn.
 func (s *Service) compile() (*intercept.Interceptor, []string) {
@@ -242,6 +249,8 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 				r.Blocked = ic.Check(string(r.Command))
 			}
 		}
+		// So is its sandbox: the sender's policy (settled under the sender's own floor) must meet this one's.
+		s.settledSandbox(c.Resolved)
 		return c
 	}
 	command := normalize.Trim(c.Command)
@@ -293,8 +302,80 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		r.Env = append(r.Env, k+"="+c.Env[k])
 	}
+	r.Sandbox, r.Refused = s.sandbox(c.Sandbox)
 	c.Resolved = r
 	return c
+}
+
+// sandbox is the policy a request runs under (§13, "a request can only tighten"): the service's own, tightened
+// by the request's when it gives one, nil when that confines nothing. A request that would loosen the
+// service's policy, or names a mode or network there is none of, is refused: refused says why, naming the field.
+func (s *Service) sandbox(req *sandbox.Policy) (policy *sandbox.Policy, refused string) {
+	p := s.c.Sandbox
+	if req != nil {
+		// The request's own values first: an unknown mode is that, not a loosening of the server's.
+		own := sandbox.Policy{Mode: req.Mode, Network: req.Network}
+		if err := own.Check(); err != nil {
+			return nil, refusal(err)
+		}
+		var err error
+		if p, err = sandbox.Tighten(p, *req); err != nil {
+			return nil, refusal(err)
+		}
+	}
+	return on(p)
+}
+
+// settledSandbox makes r's sandbox, settled by another agentbash, meet this service's own (§13): the sent
+// policy, complete as it is (a list it leaves out is empty, a network it leaves out is off), tightened by
+// nothing looser than this service's policy; a sent policy this one's is stricter than is refused, as a
+// request's would be. A service without a sandbox takes the sent policy as it is.
+func (s *Service) settledSandbox(r *request.Resolved) {
+	floor, sent := s.c.Sandbox, r.Sandbox
+	var p sandbox.Policy
+	switch {
+	case r.Refused != "":
+		return // nothing runs
+	case sent == nil:
+		p = floor
+	case !floor.On():
+		p = *sent
+	default:
+		complete := *sent.Clone()
+		// The floor's denied paths are added back by Tighten: a policy settled here before keeps one of each.
+		complete.DenyRead = slices.DeleteFunc(complete.DenyRead, func(d string) bool { return slices.Contains(floor.DenyRead, d) })
+		for _, l := range []*[]string{&complete.Writable, &complete.DenyRead, &complete.CacheDirs, &complete.AllowHosts} {
+			if *l == nil {
+				*l = []string{}
+			}
+		}
+		if complete.Network == "" {
+			complete.Network = sandbox.NetworkOff
+		}
+		var err error
+		if p, err = sandbox.Tighten(floor, complete); err != nil {
+			r.Sandbox, r.Refused = nil, refusal(err)
+			return
+		}
+	}
+	r.Sandbox, r.Refused = on(p)
+}
+
+// on is p when it confines something and passes its check (refused says why not), else nil: a policy that
+// is off costs nothing more.
+func on(p sandbox.Policy) (*sandbox.Policy, string) {
+	if !p.On() {
+		return nil, ""
+	}
+	if err := p.Check(); err != nil {
+		return nil, refusal(err)
+	}
+	return &p, ""
+}
+
+// refusal is the text of a sandbox error as a refused command's: its lines (one per field) joined.
+func refusal(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
 }
 
 // interceptor is the interceptor for c (nil when interception is off), with the warnings of the rules'

@@ -50,6 +50,12 @@ func (e *Executor) decode(ctx context.Context, resp response) (result.Result, er
 	if d.Blocked != nil {
 		d.Blocked.Message = sanitized(d.Blocked.Message)
 	}
+	if sb := d.Sandbox; sb != nil {
+		sb.Hint = sanitized(sb.Hint)
+		for i := range sb.Denied {
+			sb.Denied[i].Host = sanitized(sb.Denied[i].Host)
+		}
+	}
 	r.Output, r.Footer = sanitized(resp.Parts.Output), make([]string, len(resp.Parts.Footer))
 	for i, f := range resp.Parts.Footer {
 		r.Footer[i] = sanitized(f)

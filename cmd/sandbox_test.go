@@ -1,0 +1,52 @@
+package cmd
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/sandbox"
+)
+
+// TestSandboxFlags: the sandbox flags set their keys over the environment and the file, a list flag's paths
+// (repeated, commas kept) replacing the key's list; a bad mode or network, or network proxy (not built
+// yet), is a usage error naming the flag; and the service gets the policy.
+func TestSandboxFlags(t *testing.T) {
+	path := writeConfig(t, "sandbox:\n  mode: read-only\n  writable: [/file]\n  cacheDirs: []\n")
+	cfg, _, err := loadRun(t, []string{"AGENTBASH_SANDBOX_NETWORK=on", "AGENTBASH_SANDBOX_DENYREAD=~/.ssh,~/my secrets"},
+		"--config", path, "--sandbox", "workspace-write", "--sandbox-writable", "/a,b", "--sandbox-writable", "~/c d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := config.Sandbox{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn,
+		Writable: config.CommaList{"/a,b", "~/c d"}, DenyRead: config.CommaList{"~/.ssh", "~/my secrets"},
+		CacheDirs: config.CommaList{}, AllowHosts: config.CommaList{}}
+	if !reflect.DeepEqual(cfg.Sandbox, want) {
+		t.Errorf("sandbox\n%#v\nwant\n%#v", cfg.Sandbox, want)
+	}
+	if p := serviceConfig(cfg, nil, nil).Sandbox; !reflect.DeepEqual(p, cfg.Sandbox.Policy()) || !p.On() {
+		t.Errorf("service policy %+v", p)
+	}
+	cfg, _, err = loadRun(t, nil, "--sandbox-deny-read", "~/only", "--sandbox-network", "off")
+	if err != nil || !reflect.DeepEqual(cfg.Sandbox.DenyRead, config.CommaList{"~/only"}) || cfg.Sandbox.Mode != sandbox.ModeOff {
+		t.Errorf("deny-read flag: %+v, %v", cfg.Sandbox, err)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--sandbox", "bogus"}},
+		{[]string{"--sandbox-network", "proxy"}},
+		{[]string{"--sandbox-allow-host", "github.com:443"}},
+	} {
+		_, _, err := loadRun(t, nil, tc.args...)
+		if _, usage := errors.AsType[usageError](err); !usage || !strings.HasPrefix(err.Error(), tc.args[0]+": ") {
+			t.Errorf("%q: err = %v, want a usage error naming the flag", tc.args, err)
+		}
+	}
+	// The same values from the file are config errors naming the file and the key.
+	path = writeConfig(t, "sandbox:\n  network: proxy\n")
+	_, _, err = loadRun(t, nil, "--config", path)
+	if _, cfgErr := errors.AsType[configError](err); !cfgErr || !strings.Contains(err.Error(), path+": sandbox.network: proxy is not built yet") {
+		t.Errorf("file: err = %v", err)
+	}
+}
