@@ -36,7 +36,6 @@ var flagKeys = map[string]string{
 	"sandbox":            "sandbox.mode",
 	"sandbox-network":    "sandbox.network",
 	"sandbox-writable":   "sandbox.writable",
-	"sandbox-deny-read":  "sandbox.denyRead",
 	"sandbox-allow-host": "sandbox.allowHosts",
 }
 
@@ -88,6 +87,12 @@ func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 	var cfg config.Config
 	if err := v.UnmarshalExact(&cfg, strictDecoding); err != nil {
 		return config.Config{}, warnings, configError{fmt.Errorf("merge the settings: %w", err)} // a bug
+	}
+	// --sandbox-deny-read adds to sandbox.denyRead, never replaces it: naming one more secret must not
+	// unhide ~/.ssh (reference §13). An empty list is the config file's or the environment's to say.
+	if f := c.Flags().Lookup("sandbox-deny-read"); f != nil && f.Changed {
+		more, _ := c.Flags().GetStringArray("sandbox-deny-read")
+		cfg.Sandbox.DenyRead = append(cfg.Sandbox.DenyRead, more...)
 	}
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}

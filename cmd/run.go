@@ -124,7 +124,7 @@ func addRequestFlags(fs *pflag.FlagSet, f *runFlags) {
 }
 
 // addSandboxFlags adds the flags of the sandbox's keys (reference §13); for rpc and mcp they are the floor a
-// request can only tighten. A list flag given replaces its key's list.
+// request can only tighten. A list flag given replaces its key's list, but --sandbox-deny-read, which adds.
 func addSandboxFlags(fs *pflag.FlagSet) {
 	fs.String("sandbox", "off", "confine the command: `MODE` workspace-write (writes only in the cwd, the\n"+
 		"--sandbox-writable paths, tool caches and a private /tmp), read-only (writes only in a\n"+
@@ -134,7 +134,7 @@ func addSandboxFlags(fs *pflag.FlagSet) {
 		"on (the host's network); proxy is not built yet")
 	fs.StringArray("sandbox-writable", nil, "a `PATH` a workspace-write command may write besides the cwd (repeatable)")
 	fs.StringArray("sandbox-deny-read", nil, "a `PATH` a sandboxed command sees as absent or empty (repeatable;\n"+
-		"the paths given replace the default list: ~/.ssh, ~/.aws, ~/.gnupg, …)")
+		"added to sandbox.denyRead: ~/.ssh, ~/.aws, ~/.gnupg, … by default)")
 	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable; the proxy\n"+
 		"is not built yet)")
 }
