@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,21 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, scriptParams("testscripts"))
 }
 
+// TestSandboxScripts runs testscripts/sandbox in work directories under /var/tmp, not the system temp dir: a
+// sandboxed command has a private /tmp, so a tree under the host's /tmp would be out of its reach whatever
+// the sandbox's other rules say, and prove nothing.
+func TestSandboxScripts(t *testing.T) {
+	p := scriptParams("testscripts/sandbox")
+	root, err := os.MkdirTemp("/var/tmp", "agentbash-sandbox-scripts")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	os.Chmod(root, 0o755) // the scripts that run as another user reach their work directory through it
+	t.Cleanup(func() { os.RemoveAll(root) })
+	p.WorkdirRoot = root
+	testscript.Run(t, p)
+}
+
 func scriptParams(dir string) testscript.Params {
 	return testscript.Params{
 		Dir:                 dir,
@@ -53,8 +69,13 @@ func scriptParams(dir string) testscript.Params {
 			return os.MkdirAll(home, 0o755)
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "mcpsdk" { // the MCP TypeScript SDK is installed (MCP_TYPESCRIPT_SDK names its folder)
+			switch cond {
+			case "mcpsdk": // the MCP TypeScript SDK is installed (MCP_TYPESCRIPT_SDK names its folder)
 				return os.Getenv("MCP_TYPESCRIPT_SDK") != "", nil
+			case "root":
+				return os.Geteuid() == 0, nil
+			case "userns": // this process can make a user namespace (the sandbox's namespaced level)
+				return sandbox.ProbeUserNS() == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -54,7 +54,8 @@ func (u *Unavailable) Is(target error) bool {
 
 // Stage is a command about to start through the stage: Wrap made it, Started waits for the stage's word.
 type Stage struct {
-	report *os.File
+	report     *os.File
+	namespaced bool
 }
 
 // Wrap turns cmd (the shell's argv, environment, working directory, standard streams and extra files,
@@ -62,10 +63,9 @@ type Stage struct {
 // binary as StageCommand, in new user and mount namespaces when c is namespaced (and a network namespace
 // for network off). After cmd.Start, Started says whether the shell runs or why the stage gave up.
 func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("agentbash cannot find its own binary: %v", err)}
-	}
+	// The running binary itself, not its path: no directory on the way needs to be searchable by this user,
+	// and a binary replaced on disk meanwhile is not the one that starts.
+	const self = "/proc/self/exe"
 	spec := StageSpec{Confinement: c, Path: cmd.Path, Argv: cmd.Args, Env: cmd.Env, Files: len(cmd.ExtraFiles)}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
@@ -92,7 +92,7 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Stage{report: rr}, nil
+	return &Stage{report: rr, namespaced: c.Namespaced()}, nil
 }
 
 // Started is called after cmd.Start (startErr its error) and closes what Wrap opened in this process. It
@@ -105,7 +105,7 @@ func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	}
 	defer s.report.Close()
 	if startErr != nil {
-		return startUnavailable(startErr)
+		return startUnavailable(startErr, s.namespaced)
 	}
 	msg, _ := io.ReadAll(io.LimitReader(s.report, 64<<10))
 	if len(msg) == 0 {

@@ -64,14 +64,16 @@ func sysProcAttr(cmd *exec.Cmd, c Confinement) error {
 	return nil
 }
 
-// startUnavailable is the error of a stage that could not even start: the namespaces were refused.
-func startUnavailable(err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) && (errno == syscall.EPERM || errno == syscall.EACCES || errno == syscall.ENOSPC ||
-		errno == syscall.EINVAL || errno == syscall.EUSERS) {
-		return &Unavailable{Mechanism: UserNS, Reason: userNSReason(err)}
+// startUnavailable is the error of a stage that could not even start. With namespaces, a refused clone or
+// id mapping looks like any other failed start, so a probe tells them apart: when a user namespace can be
+// made here, the start failed for another reason, said as it is.
+func startUnavailable(err error, namespaced bool) error {
+	if namespaced {
+		if probeErr := ProbeUserNS(); probeErr != nil {
+			return &Unavailable{Mechanism: UserNS, Reason: userNSReason(err)}
+		}
 	}
-	return &Unavailable{Mechanism: "stage", Reason: err.Error()}
+	return &Unavailable{Mechanism: "stage", Reason: "agentbash could not start its sandbox stage: " + err.Error()}
 }
 
 // stage confines this process as spec says and execs its command; it returns only on failure.
