@@ -1,10 +1,10 @@
 package local
 
 import (
-	"github.com/agentbash/agentbash/pkg/sandbox"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"os"
 	"path/filepath"
 	"strings"

@@ -18,4 +18,6 @@ func sysProcAttr(*exec.Cmd, Confinement) error {
 	return &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()}
 }
 
-func startUnavailable(err error, _ bool) error { return &Unavailable{Mechanism: "stage", Reason: err.Error()} }
+func startUnavailable(err error, _ bool) error {
+	return &Unavailable{Mechanism: "stage", Reason: err.Error()}
+}
