@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"unsafe"
@@ -28,6 +29,13 @@ func confine(c Confinement) error {
 		return &Unavailable{Mechanism: Seccomp, Reason: err.Error()}
 	}
 	dirs, files := writableRules(c)
+	for _, p := range append(slices.Clone(dirs), files...) {
+		// go-landlock opens each path following links: none may have become one since the policy was resolved.
+		if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+			return &Unavailable{Mechanism: LandlockFS, Reason: fmt.Sprintf("%s changed since the policy was "+
+				"resolved (it is %s now)", p, real)}
+		}
+	}
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
@@ -59,7 +67,13 @@ func writableRules(c Confinement) (dirs, files []string) {
 			dirs = append(dirs, "/dev/shm")
 		}
 	} else {
-		for _, w := range append(slices.Clone(c.Writable), "/tmp", "/dev/shm") {
+		roots := slices.Clone(c.Writable)
+		for _, host := range []string{"/tmp", "/dev/shm"} {
+			if real, err := filepath.EvalSymlinks(host); err == nil {
+				roots = append(roots, real)
+			}
+		}
+		for _, w := range roots {
 			d, f := carve(w, c.ReadOnly)
 			dirs, files = append(dirs, d...), append(files, f...)
 		}

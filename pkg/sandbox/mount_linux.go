@@ -43,9 +43,9 @@ func mountView(s StageSpec) error {
 	}
 	var backs []back
 	hold := func(path string, writable bool) error {
-		fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fd, err := openExact(path)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", path, err)
+			return err
 		}
 		backs = append(backs, back{path, writable, fd})
 		return nil
@@ -74,9 +74,9 @@ func mountView(s StageSpec) error {
 	}
 	var readOnly []back
 	for _, r := range s.ReadOnly {
-		fd, err := unix.Open(r, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		fd, err := openExact(r)
 		if err != nil {
-			return fmt.Errorf("open %s: %w", r, err)
+			return err
 		}
 		readOnly = append(readOnly, back{r, false, fd})
 	}
@@ -120,6 +120,20 @@ func mountView(s StageSpec) error {
 		}
 	}
 	return nil
+}
+
+// openExact opens path (O_PATH) and checks that what it opened is path itself: no component of it became a
+// symbolic link since the policy was resolved (a running sandboxed command can make one in its workspace).
+func openExact(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", path, err)
+	}
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err != nil || got != path {
+		unix.Close(fd)
+		return -1, fmt.Errorf("%s changed since the policy was resolved (it is %s now)", path, got)
+	}
+	return fd, nil
 }
 
 // bindBack binds what fd holds at path, making the mount point first when path lies in a tmpfs of this

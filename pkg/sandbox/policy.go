@@ -197,13 +197,17 @@ func (p Policy) Needs() []Mechanism {
 }
 
 // Resolve makes p's paths absolute as the place sees them (home is the place's home directory): `~` and
-// `~/…` expand, symlinks resolve to what they name (a symlink in a writable path must not reach outside it),
-// and what would widen silently is refused: a relative path, `writable: [/]`, a writable path that does not
-// exist. A denied or cache path that does not exist is dropped (there is nothing to hide; a cache that is not
+// `~/…` expand, a denied path's symlinks resolve to what they name (that is what is hidden), and what would
+// widen silently is refused: a relative path, `writable: [/]`, a writable path that does not exist, and a
+// writable or cache path reached through a symbolic link (a request may only name paths within its server's,
+// and a link inside one can point anywhere: the directory must be named itself). A denied or cache path that does not exist is dropped (there is nothing to hide; a cache that is not
 // there is not made). A writable path inside a denied one is dropped: deny wins. The error names the key
 // and the path.
 func (p Policy) Resolve(home string) (Policy, error) {
 	var errs []error
+	if real, err := filepath.EvalSymlinks(home); err == nil && home != "" {
+		home = real // a home reached through a link (/home → /usr/home) is no link of the policy's
+	}
 	abs := func(key, path string) (string, bool) {
 		switch {
 		case path == "~" || strings.HasPrefix(path, "~/"):
@@ -219,6 +223,11 @@ func (p Policy) Resolve(home string) (Policy, error) {
 		real, err := filepath.EvalSymlinks(path)
 		if err != nil {
 			return filepath.Clean(path), false
+		}
+		if key != "denyRead" && real != filepath.Clean(path) {
+			errs = append(errs, fmt.Errorf("sandbox.%s: %s is reached through a symbolic link (it is %s): name "+
+				"the directory itself", key, filepath.Clean(path), real))
+			return "", false
 		}
 		return real, true
 	}
