@@ -189,7 +189,11 @@ func localConfig(cfg config.Config, sup run.Starter) local.Config {
 // with sup starting its supervisors, or a target's executor (reference §15). Broken rules are said through
 // warn when it is set. The error is a target that cannot be opened (an unknown kind, a malformed URI).
 func newService(cfg config.Config, cfgWarnings, flagEnv []string, sup run.Starter, warn func(string)) (*service.Service, error) {
-	sc := serviceConfig(cfg, cfgWarnings, flagEnv)
+	return newServiceFor(serviceConfig(cfg, cfgWarnings, flagEnv), cfg, sup, warn)
+}
+
+// newServiceFor is newService with its service config made already (a server's).
+func newServiceFor(sc service.Config, cfg config.Config, sup run.Starter, warn func(string)) (*service.Service, error) {
 	sc.Warn = warn
 	exe, err := openExecutor(cfg, sup)
 	if err != nil {
@@ -243,7 +247,9 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 	memlimit.Apply(memLimit)
 	pool := &supervisor.Pool{Spares: spares}
 	pool.Prewarm()
-	svc, err := newService(cfg, cfgWarnings, flagEnv, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
+	sc := serviceConfig(cfg, cfgWarnings, flagEnv)
+	sc.Server = true // its requests' sandboxed workspace is where the server starts them, not their cwd
+	svc, err := newServiceFor(sc, cfg, pool, func(w string) { _ = result.WriteWarnings(ios.Err, []string{w}) })
 	if err != nil {
 		pool.Close()
 		return server{}, targetError(err)

@@ -202,6 +202,11 @@ func input(c request.Command) result.Input {
 // prepare runs the place's stages before execution: the shell and the working directory, the environment
 // and the snapshot.
 func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
+	return e.prepareIn(ctx, c, "")
+}
+
+// prepareIn is prepare with the sandboxed workspace given (a session's), "" for the command's own.
+func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace string) prepared {
 	start := time.Now()
 	run.CloseInheritedDescriptors() // before the snapshot starts its shell, too (§3.7)
 	r := c.Resolved
@@ -256,7 +261,7 @@ func (e *Executor) prepare(ctx context.Context, c request.Command) prepared {
 	}
 	p.streams.Stdin = c.Stdin
 	if r.Sandbox != nil && r.Sandbox.On() {
-		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir)
+		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir, r.Workspace, workspace)
 		p.done = in.Err != nil
 	}
 	return p

@@ -1,19 +1,32 @@
 package local
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
-// confinement is how policy confines a command that starts in dir on this machine (reference §13): the
+// confinement is how policy confines a command that starts in dir on this machine (reference §13), its
+// workspace (writable in workspace-write) being dir, or a session's recorded workspace, and only inside
+// within when that is set (request.Resolved.Workspace, a server's): the
 // policy's paths resolved here, agentbash's own directories never writable and its state directory hidden,
 // the mechanisms it needs probed. details is details.sandbox for the result. err is a policy that cannot be
 // applied as asked, or a mechanism this machine lacks (`Sandbox unavailable: <mechanism>: <reason>`):
 // nothing runs then.
-func (e *Executor) confinement(policy sandbox.Policy, dir string) (*sandbox.Confinement, *result.Sandbox, error) {
-	place := sandbox.Place{Home: homeDir(), Dir: dir, Own: e.c.OwnDirs, RuntimeDir: os.Getenv("XDG_RUNTIME_DIR")}
+func (e *Executor) confinement(policy sandbox.Policy, dir string, within run.Raw, workspace string) (*sandbox.Confinement, *result.Sandbox, error) {
+	place := sandbox.Place{Home: homeDir(), Dir: dir, Workspace: workspace, Own: e.c.OwnDirs,
+		RuntimeDir: os.Getenv("XDG_RUNTIME_DIR")}
+	if within != "" {
+		// A server's requests: the cwd is a workspace only inside where the server starts them ("." is here).
+		w, err := run.ResolveDir(string(within), place.Home)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sandbox: the server's workspace: %w", err)
+		}
+		place.Within = w
+	}
 	if e.c.StateDir != "" {
 		place.Hidden = append(place.Hidden, e.c.StateDir)
 	}

@@ -75,12 +75,17 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 		req = req.Clone()
 		req.Resolved.StartCwd = run.Raw(lease.Cwd)
 	}
-	p := e.prepare(ctx, req)
+	// A sandboxed session writes where its first sandboxed command did, wherever it cd'd since.
+	p := e.prepareIn(ctx, req, lease.SandboxWorkspace())
 	if p.done {
 		lease.Release()
 		return p, nil
 	}
-	if err := lease.RunsUnder(req.Resolved.Sandbox); err != nil {
+	workspace := ""
+	if p.spec.Sandbox != nil {
+		workspace = p.spec.Sandbox.Workspace
+	}
+	if err := lease.RunsUnder(req.Resolved.Sandbox, workspace); err != nil {
 		lease.Release()
 		p.in.Err, p.done = err, true
 		return p, nil

@@ -117,6 +117,11 @@ type Resolved struct {
 	// Sandbox is the policy the command runs under, the server's tightened by the request's, paths as written
 	// (the place resolves them: `~` is its home); nil when the command is not sandboxed.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// Workspace bounds where a workspace-write command's working directory is writable as its workspace:
+	// "" for no bound (a command line's --cwd is its workspace); a server's requests get where the server
+	// starts them ("." is the place's current directory), so a request's cwd outside it is not writable and a
+	// model cannot make any directory writable by naming it as its cwd (docs/reference.md §13).
+	Workspace run.Raw `json:"workspace,omitempty"`
 }
 
 // TaskOptions is how a command runs as a background task (docs/reference.md §8).

@@ -12,7 +12,10 @@ import (
 // Place is what the place that runs a command knows and a policy's paths are resolved against.
 type Place struct {
 	Home string // the home directory `~` expands to
-	Dir  string // the command's working directory (absolute, existing): writable in workspace-write
+	Dir  string // the command's working directory (absolute, existing)
+	// Workspace is the directory writable in workspace-write (absolute, existing); "" is Dir. Within, when
+	// set, bounds it: a workspace outside Within is not writable (a server's request naming a cwd elsewhere).
+	Workspace, Within string
 	// Own are agentbash's own config, cache and state directories: never writable inside, whatever the
 	// policy says (a sandboxed command must not change what a later unsandboxed one sources).
 	Own []string
@@ -52,6 +55,8 @@ type Confinement struct {
 	Keep        []Bind   `json:"keep,omitempty"`
 	// Dir is the working directory, entered again once the mounts are made.
 	Dir string `json:"dir"`
+	// Workspace is the directory writable as the workspace in workspace-write (in Writable then).
+	Workspace string `json:"workspace,omitempty"`
 }
 
 // Namespaced says whether c runs in its own user and mount namespaces.
@@ -93,11 +98,29 @@ func Plan(p Policy, place Place) (Confinement, error) {
 			"run it elsewhere, or take the path out of sandbox.denyRead", dir, d)
 	}
 	if c.Mode == ModeWorkspaceWrite {
-		if dir == "/" {
+		ws := dir
+		if place.Workspace != "" {
+			if ws, err = filepath.EvalSymlinks(place.Workspace); err != nil {
+				return Confinement{}, fmt.Errorf("sandbox: the workspace: %w", err)
+			}
+		}
+		if place.Within != "" {
+			within, err := filepath.EvalSymlinks(place.Within)
+			if err != nil || !under(ws, within) {
+				ws = "" // its cwd is outside where the server works: read-only there
+			}
+		}
+		if ws == "/" {
 			return Confinement{}, errors.New("sandbox: the working directory is /, which would make everything " +
 				"writable in workspace-write: run the command in its project directory (--cwd)")
 		}
-		c.Writable = append(c.Writable, dir)
+		if d := denied(ws); d != "" && ws != "" {
+			return Confinement{}, fmt.Errorf("sandbox: the workspace %s is inside the denied path %s", ws, d)
+		}
+		if ws != "" {
+			c.Workspace = ws
+			c.Writable = append(c.Writable, ws)
+		}
 		c.Writable = append(c.Writable, r.Writable...)
 		c.Writable = append(c.Writable, r.CacheDirs...)
 	}
@@ -115,6 +138,9 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	}
 	if c.Namespaced() {
 		c.Hide = r.DenyRead
+		// What is hidden stays hidden: a read-only bind of it (agentbash's state directory is one of its own
+		// and hidden) would show it again.
+		c.ReadOnly = slices.DeleteFunc(c.ReadOnly, func(ro string) bool { return denied(ro) != "" })
 		c.ReadOnly = append(c.ReadOnly, gitControl(c.Writable)...)
 		c.HideSockets = socketDirs(place.RuntimeDir)
 	}

@@ -63,6 +63,14 @@ func TestPlan(t *testing.T) {
 	if !c.Namespaced() || !slices.Contains(c.Hide, filepath.Join(home, ".ssh")) || !slices.Contains(c.HideSockets, "/run") {
 		t.Errorf("%+v", c)
 	}
+	// A workspace holding agentbash's state directory: hidden, and not bound back read-only (which would
+	// show it again).
+	state := filepath.Join(home, ".local", "state", "agentbash")
+	os.MkdirAll(filepath.Join(state, "artifacts"), 0o700)
+	c, err = Plan(p, Place{Home: home, Dir: home, Own: []string{state, filepath.Join(state, "artifacts")}, Hidden: []string{state}})
+	if err != nil || !slices.Contains(c.Hide, state) || slices.ContainsFunc(c.ReadOnly, func(ro string) bool { return strings.HasPrefix(ro, state) }) {
+		t.Errorf("state in the workspace: %+v %v", c, err)
+	}
 	if _, err := Plan(p, Place{Home: home, Dir: filepath.Join(home, ".ssh", "deep")}); err == nil ||
 		!strings.Contains(err.Error(), "inside the denied path") {
 		t.Errorf("cwd in a denied path: %v", err)

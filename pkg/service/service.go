@@ -6,6 +6,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,11 @@ type Config struct {
 	NonZeroExit string  // result.NonZeroError or result.NonZeroReport (§3.9)
 	MaxLifetime float64 // tasks.maxLifetime, seconds; 0 is no limit (§8)
 	// Sandbox is the sandbox of every command (§13): the floor a request's own can only tighten.
-	Sandbox  sandbox.Policy
+	Sandbox sandbox.Policy
+	// Server says the requests come from a caller of a server (rpc, mcp): a sandboxed request's cwd is then
+	// writable in workspace-write only inside where the server starts its requests (request.Resolved.Workspace),
+	// so naming a cwd cannot make any directory writable (reference §13). Off, the command's cwd is.
+	Server   bool
 	Warnings []string
 	// Warn, when set, also receives the warnings that go to stderr (a broken rule, §3.3), once per Service.
 	Warn func(string)
@@ -251,6 +256,10 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 		}
 		// So is its sandbox: the sender's policy (settled under the sender's own floor) must meet this one's.
 		s.settledSandbox(c.Resolved)
+		if r := c.Resolved; r.Sandbox != nil && r.Workspace != "" {
+			// A sender's server workspace is a path of the sender's: here it is where this server starts.
+			r.Workspace = cmp.Or(r.StartCwd, ".")
+		}
 		return c
 	}
 	command := normalize.Trim(c.Command)
@@ -303,6 +312,9 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 		r.Env = append(r.Env, k+"="+c.Env[k])
 	}
 	r.Sandbox, r.Refused = s.sandbox(c.Sandbox)
+	if r.Sandbox != nil && s.c.Server {
+		r.Workspace = cmp.Or(run.Raw(c.StartCwd), ".")
+	}
 	c.Resolved = r
 	return c
 }

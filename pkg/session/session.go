@@ -312,17 +312,18 @@ type Lease struct {
 	// it names one. "" for a new session.
 	Cwd string
 
-	store    Store
-	dir      string
-	key      string // the in-process queue's; "" for a lease not taken through a queue
-	lock     *os.File
-	state    *State          // the kept state; nil for a new session
-	prelude  string          // run.NONCE.sh, while a foreground command's prelude exists
-	dump     string          // dump.NONCE, the file its EXIT trap writes (Files)
-	explicit []string        // the names of the command's explicit environment
-	base     Base            // what the command's rc snapshot defines
-	sandbox  *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
-	released bool
+	store     Store
+	dir       string
+	key       string // the in-process queue's; "" for a lease not taken through a queue
+	lock      *os.File
+	state     *State          // the kept state; nil for a new session
+	prelude   string          // run.NONCE.sh, while a foreground command's prelude exists
+	dump      string          // dump.NONCE, the file its EXIT trap writes (Files)
+	explicit  []string        // the names of the command's explicit environment
+	base      Base            // what the command's rc snapshot defines
+	sandbox   *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
+	workspace string          // its sandboxed workspace, recorded with it
+	released  bool
 }
 
 // load reads the kept state.

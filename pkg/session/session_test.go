@@ -652,7 +652,7 @@ func TestRunsUnder(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Release()
-		if err := l.RunsUnder(p); err != nil {
+		if err := l.RunsUnder(p, ""); err != nil {
 			return err
 		}
 		path, err := l.Prelude(Prelude{Capture: true})

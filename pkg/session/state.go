@@ -44,6 +44,10 @@ type State struct {
 	// Sandbox is the strictest policy a command whose state the session kept ran under (reference §13): every
 	// later command must be confined at least as much. nil when none was sandboxed.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// SandboxWorkspace is the workspace of the session's first sandboxed command (absolute): the directory its
+	// later sandboxed commands may write as theirs, wherever they cd (reference §13: the session's starting
+	// directory).
+	SandboxWorkspace string `json:"sandboxWorkspace,omitempty"`
 }
 
 // withoutBase leaves out of st the functions and aliases that are as base (the rc's snapshot the command
@@ -689,9 +693,12 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
 	}
 	st.withoutBase(l.base)
-	st.Sandbox = l.sandbox
-	if l.sandbox == nil && l.state != nil { // RunsUnder was not asked: the recorded policy stays
-		st.Sandbox = l.state.Sandbox
+	st.Sandbox, st.SandboxWorkspace = l.sandbox, l.workspace
+	if l.state != nil {
+		if l.sandbox == nil { // RunsUnder was not asked: the recorded policy stays
+			st.Sandbox = l.state.Sandbox
+		}
+		st.SandboxWorkspace = cmp.Or(st.SandboxWorkspace, l.state.SandboxWorkspace)
 	}
 	out, err := json.Marshal(stored{Name: l.Name, State: st})
 	if err == nil {
@@ -712,14 +719,15 @@ const NotSavedWarning = "session %s: the state was not saved: the shell ended wi
 // RunsUnder checks that a command confined by policy (nil: not sandboxed) may run in the session: once a
 // command of the session ran sandboxed and the session kept its state, every later command must be confined
 // at least as much (reference §13), so what a sandboxed command defined never runs unconfined. The error is
-// the refusal's text. On success policy is what Commit records: it is at least as strict as the recorded.
-func (l *Lease) RunsUnder(policy *sandbox.Policy) error {
+// the refusal's text. On success policy is what Commit records (it is at least as strict as the recorded),
+// with workspace, the command's sandboxed workspace ("" for none), unless the session has one already.
+func (l *Lease) RunsUnder(policy *sandbox.Policy, workspace string) error {
 	var recorded *sandbox.Policy
 	if l.state != nil {
 		recorded = l.state.Sandbox
 	}
 	if recorded == nil {
-		l.sandbox = policy
+		l.sandbox, l.workspace = policy, workspace
 		return nil
 	}
 	p := sandbox.Policy{}
@@ -732,6 +740,15 @@ func (l *Lease) RunsUnder(policy *sandbox.Policy) error {
 			"command with the session's sandbox, or in another session", l.Name, recorded.Mode,
 			cmp.Or(recorded.Network, sandbox.NetworkOff), err)
 	}
-	l.sandbox = policy
+	l.sandbox, l.workspace = policy, workspace
 	return nil
+}
+
+// SandboxWorkspace is the workspace the session's sandboxed commands write as theirs ("" when none ran):
+// the first one's, wherever the session has cd'd since.
+func (l *Lease) SandboxWorkspace() string {
+	if l.state == nil {
+		return ""
+	}
+	return l.state.SandboxWorkspace
 }
