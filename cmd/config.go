@@ -97,6 +97,15 @@ func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}
 	}
+	if !cfg.Sandbox.Policy().On() {
+		// A sandbox flag without a mode would run the command unconfined without a word.
+		for _, name := range []string{"sandbox-network", "sandbox-writable", "sandbox-deny-read", "sandbox-allow-host"} {
+			if f := c.Flags().Lookup(name); f != nil && f.Changed {
+				return config.Config{}, warnings, usageError{err: fmt.Errorf("--%s confines nothing without a "+
+					"sandbox mode: add --sandbox workspace-write (or read-only), or set sandbox.mode", name), cmd: c.CommandPath()}
+			}
+		}
+	}
 	return cfg, warnings, nil
 }
 

@@ -29,11 +29,15 @@ func TestSandboxFlags(t *testing.T) {
 	if p := serviceConfig(cfg, nil, nil).Sandbox; !reflect.DeepEqual(p, cfg.Sandbox.Policy()) || !p.On() {
 		t.Errorf("service policy %+v", p)
 	}
-	cfg, _, err = loadRun(t, nil, "--sandbox-deny-read", "~/only", "--sandbox-network", "off")
+	cfg, _, err = loadRun(t, nil, "--sandbox", "read-only", "--sandbox-deny-read", "~/only", "--sandbox-network", "off")
 	// The flag adds to the list: naming one more secret never unhides the defaults.
 	if err != nil || !reflect.DeepEqual(cfg.Sandbox.DenyRead, append(config.CommaList(sandbox.DefaultDenyRead), "~/only")) ||
-		cfg.Sandbox.Mode != sandbox.ModeOff {
+		cfg.Sandbox.Mode != sandbox.ModeReadOnly {
 		t.Errorf("deny-read flag: %+v, %v", cfg.Sandbox, err)
+	}
+	// A sandbox flag without a mode is a usage error: it would confine nothing without a word.
+	if _, _, err := loadRun(t, nil, "--sandbox-network", "off"); err == nil || !strings.Contains(err.Error(), "confines nothing without a sandbox mode") {
+		t.Errorf("a flag without a mode: %v", err)
 	}
 	for _, tc := range []struct{ args []string }{
 		{[]string{"--sandbox", "bogus"}},

@@ -178,7 +178,12 @@ func (p prepared) finish() result.Result {
 	}
 	res := result.Build(*p.in)
 	if p.spec.Sandbox != nil && res.Details.Sandbox != nil && res.Details.ExitCode != nil && *res.Details.ExitCode != 0 {
-		res.Details.Sandbox.Hint = p.spec.Sandbox.Hint(res.Text())
+		// What the sandbox refused, said to whoever reads only the text too (an MCP client's model).
+		if hint := p.spec.Sandbox.Hint(res.Output); hint != "" {
+			res.Details.Sandbox.Hint = hint
+			res.Footer = append(res.Footer, "[Sandbox: "+hint+"]")
+			res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		}
 	}
 	return res
 }

@@ -87,7 +87,7 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	}
 	if err := lease.RunsUnder(req.Resolved.Sandbox, workspace); err != nil {
 		lease.Release()
-		p.in.Err, p.done = err, true
+		p.in.Err, p.done, p.in.Sandbox = err, true, nil // nothing ran: nothing was confined
 		return p, nil
 	}
 	if base := filepath.Base(p.in.Shell); base != "bash" {

@@ -209,40 +209,95 @@ func socketDirs(runtimeDir string) []string {
 	return out
 }
 
-// Hint is details.sandbox.hint for a command whose output shows a write refused outside the writable set
-// (reference §13), or "": the first line of output that names a path outside c's writable set with EACCES,
-// EPERM or EROFS text.
+// Hint is details.sandbox.hint for a command that failed (reference §13), or "": what the sandbox refused,
+// read from the command's own error messages, and what would allow it. A write refused outside the
+// writable set (a path named in a "Permission denied", "Read-only file system", "Operation not permitted"
+// or "Device or resource busy" line, relative ones taken from the working directory), into a path kept
+// read-only (.git/hooks, .git/config, agentbash's own directories), any write in read-only mode, or, with the
+// network off, a name that did not resolve or a host that was not reached.
 func (c Confinement) Hint(output string) string {
-	for line := range strings.Lines(output) {
-		if !strings.Contains(line, "Permission denied") && !strings.Contains(line, "Read-only file system") &&
-			!strings.Contains(line, "Operation not permitted") {
+	lower := strings.ToLower(output)
+	for orig := range strings.Lines(output) {
+		line := strings.ToLower(orig)
+		if !strings.Contains(line, "permission denied") && !strings.Contains(line, "read-only file system") &&
+			!strings.Contains(line, "operation not permitted") && !strings.Contains(line, "device or resource busy") {
 			continue
 		}
-		for _, f := range strings.FieldsFunc(line, func(r rune) bool {
-			return r == ' ' || r == '\'' || r == '"' || r == ':' || r == '‘' || r == '’' || r == '`'
-		}) {
-			if !filepath.IsAbs(f) && !strings.HasPrefix(f, "~") {
-				continue
+		if c.Mode == ModeReadOnly {
+			return "the sandbox is read-only: only the private /tmp is writable (it is gone after the command); " +
+				"changing files needs --sandbox workspace-write, which the user who starts agentbash sets"
+		}
+		for _, path := range pathsIn(orig, c.Dir) {
+			if i := slices.IndexFunc(c.ReadOnly, func(ro string) bool { return under(path, ro) }); i >= 0 {
+				return fmt.Sprintf("%s is read-only in the sandbox: a repository's .git/hooks and .git/config and "+
+					"agentbash's own directories are never writable from inside; change it outside the sandbox",
+					c.ReadOnly[i])
 			}
-			if !slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(f), w) }) &&
-				!under(filepath.Clean(f), "/tmp") {
-				return c.hintText()
+			if !slices.ContainsFunc(c.Writable, func(w string) bool { return under(path, w) }) && !under(path, "/tmp") &&
+				!under(path, "/dev") && !under(path, "/proc") {
+				return c.writableHint()
+			}
+		}
+	}
+	if c.Network == NetworkOff {
+		for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
+			"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
+			"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
+			if strings.Contains(lower, sign) {
+				return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
+					"name resolves; a command that needs the network must run with --sandbox-network on, which the " +
+					"user who starts agentbash sets"
 			}
 		}
 	}
 	return ""
 }
 
-func (c Confinement) hintText() string {
-	where := "only the private /tmp"
-	if len(c.Writable) > 0 {
-		where = strings.Join(c.Writable, ", ") + " and the private /tmp"
+// pathsIn is the paths an error line names: its quoted parts and its words with a slash, made absolute
+// against dir.
+func pathsIn(line, dir string) []string {
+	var out []string
+	add := func(p string) {
+		p = strings.Trim(p, " \t\n.,;()[]")
+		if p == "" || strings.ContainsAny(p, " \t") {
+			return
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		out = append(out, filepath.Clean(p))
 	}
+	for _, q := range []string{"'", "\"", "‘", "’", "`"} {
+		parts := strings.Split(line, q)
+		for i := 1; i < len(parts); i += 2 {
+			add(parts[i])
+		}
+	}
+	for _, w := range strings.FieldsFunc(line, func(r rune) bool {
+		return r == ' ' || r == ':' || r == '\'' || r == '"' || r == '‘' || r == '’' || r == '`'
+	}) {
+		if strings.Contains(w, "/") {
+			add(w)
+		}
+	}
+	return out
+}
+
+func (c Confinement) writableHint() string {
+	tmp := "the private /tmp"
 	if !c.Namespaced() {
-		where = strings.Replace(where, "the private /tmp", "/tmp", 1)
+		tmp = "/tmp"
 	}
-	return fmt.Sprintf("the sandbox (%s) lets this command write to %s; to write elsewhere, add the path to "+
-		"sandbox.writable (--sandbox-writable PATH) where the server's policy allows it", c.Mode, where)
+	where := tmp
+	if len(c.Writable) > 0 {
+		dirs := slices.Clone(c.Writable)
+		if i := slices.Index(dirs, c.Workspace); i > 0 { // the workspace first
+			dirs = append(append([]string{c.Workspace}, dirs[:i]...), dirs[i+1:]...)
+		}
+		where = strings.Join(dirs, ", ") + " and " + tmp
+	}
+	return fmt.Sprintf("the sandbox (%s) lets this command write only to %s; writing elsewhere needs the path in "+
+		"sandbox.writable (--sandbox-writable PATH), which the user who starts agentbash sets", c.Mode, where)
 }
 
 // carve is root as Landlock rules without the paths of readOnly inside it: root itself when none is

@@ -102,3 +102,29 @@ func TestCarve(t *testing.T) {
 		t.Errorf("untouched: %v", dirs)
 	}
 }
+
+func TestHint(t *testing.T) {
+	ws := Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOff, Enforced: []Mechanism{UserNS}, Dir: "/w/sub",
+		Writable: []string{"/w"}, ReadOnly: []string{"/w/.git/config"}}
+	for _, tc := range []struct {
+		c      Confinement
+		output string
+		want   string // a part of the hint; "" for none
+	}{
+		{ws, "touch: cannot touch '/etc/x': Read-only file system", "write only to /w and the private /tmp"},
+		{ws, "touch: cannot touch '../../y': Read-only file system", "write only to /w"},
+		{ws, "touch: cannot touch 'x': Read-only file system", ""},
+		{ws, "open /Users/x/f: read-only file system", "write only to /w"},
+		{ws, "error: could not write config file /w/.git/config: Device or resource busy", "/w/.git/config is read-only in the sandbox"},
+		{ws, "curl: (6) Could not resolve host: example.com", "network is off"},
+		{ws, "all good", ""},
+		{Confinement{Mode: ModeReadOnly, Dir: "/w"}, "touch: cannot touch 'x': Read-only file system", "the sandbox is read-only"},
+		{Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOn, Dir: "/w", Writable: []string{"/w"}},
+			"curl: (6) Could not resolve host: example.com", ""},
+	} {
+		got := tc.c.Hint(tc.output)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.output, got, tc.want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func (p Policy) Check() error {
 		errs = append(errs, errors.New("sandbox.network: proxy is not built yet (an allow-list proxy comes "+
 			"later): use off, or on for the host's network"))
 	default:
-		errs = append(errs, fmt.Errorf("sandbox.network: want off, proxy or on, got %q", p.Network))
+		errs = append(errs, fmt.Errorf("sandbox.network: want off or on (proxy is not built yet), got %q", p.Network))
 	}
 	if len(p.AllowHosts) > 0 && p.Network != NetworkProxy {
 		errs = append(errs, errors.New("sandbox.allowHosts: only network: proxy uses it"))

@@ -55,6 +55,8 @@ func TestRequestSandboxTightens(t *testing.T) {
 			refused: "sandbox.writable: /etc is not within this server's writable"},
 		{name: "unknown mode", floor: off, req: &sandbox.Policy{Mode: "strict"},
 			refused: `sandbox.mode: want off, workspace-write or read-only, got "strict"`},
+		{name: "off, request a network without a mode", floor: off, req: &sandbox.Policy{Network: sandbox.NetworkOff},
+			refused: "sandbox: a network, writable, denyRead, cacheDirs or allowHosts setting confines nothing without a mode"},
 		{name: "proxy", floor: floorPolicy, req: &sandbox.Policy{Network: sandbox.NetworkProxy},
 			refused: "sandbox.network: proxy is not built yet"},
 	} {

@@ -324,6 +324,12 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 // service's policy, or names a mode or network there is none of, is refused: refused says why, naming the field.
 func (s *Service) sandbox(req *sandbox.Policy) (policy *sandbox.Policy, refused string) {
 	p := s.c.Sandbox
+	if req != nil && req.Mode == "" && !p.On() && (req.Network != "" || req.Writable != nil || req.DenyRead != nil ||
+		req.CacheDirs != nil || req.AllowHosts != nil) {
+		// Silently running unconfined would be the worst answer to a request that asked for a confinement.
+		return nil, "sandbox: a network, writable, denyRead, cacheDirs or allowHosts setting confines nothing " +
+			"without a mode: give sandbox.mode (workspace-write or read-only)"
+	}
 	if req != nil {
 		// The request's own values first: an unknown mode is that, not a loosening of the server's.
 		own := sandbox.Policy{Mode: req.Mode, Network: req.Network}

@@ -323,6 +323,7 @@ type Lease struct {
 	base      Base            // what the command's rc snapshot defines
 	sandbox   *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
 	workspace string          // its sandboxed workspace, recorded with it
+	stricter  bool            // confined more than the session: its state is not kept (RunsUnder)
 	released  bool
 }
 

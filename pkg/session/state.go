@@ -681,6 +681,10 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if !endedByItself || l.dump == "" {
 		return "", false, "", nil
 	}
+	if l.stricter {
+		return "", false, fmt.Sprintf(StricterWarning, l.Name, l.sandbox.Mode, cmp.Or(l.sandbox.Network, sandbox.NetworkOff),
+			l.state.Sandbox.Mode), nil
+	}
 	data, err := os.ReadFile(l.dump)
 	if err != nil {
 		return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
@@ -710,6 +714,11 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	l.state, l.Cwd = &st, string(st.Cwd)
 	return string(st.Cwd), true, "", nil
 }
+
+// StricterWarning is the warning of a command that ran in a sandboxed session under a stricter sandbox than
+// the session's (%s: the session's name, the command's mode and network, the session's mode).
+const StricterWarning = "session %s: this command ran under a stricter sandbox (%s, network %s) than the " +
+	"session's (%s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
 // the session's state (%s: the session's name).
@@ -741,6 +750,10 @@ func (l *Lease) RunsUnder(policy *sandbox.Policy, workspace string) error {
 			cmp.Or(recorded.Network, sandbox.NetworkOff), err)
 	}
 	l.sandbox, l.workspace = policy, workspace
+	// A command confined more than the session's would ratchet it: after one read-only command, the session
+	// could never write again (an MCP connection's session could not be left). It runs in the session's state
+	// but its own changes are not kept, and Commit says so.
+	l.stricter = recorded.Within(p) != nil
 	return nil
 }
 
