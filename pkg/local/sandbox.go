@@ -27,8 +27,12 @@ func (e *Executor) confinement(policy sandbox.Policy, dir string, within run.Raw
 		}
 		place.Within = w
 	}
-	if e.c.StateDir != "" {
-		place.Hidden = append(place.Hidden, e.c.StateDir)
+	// agentbash's state is hidden: its directory, and the artifact and task directories wherever the config
+	// puts them (earlier commands' outputs, records).
+	for _, d := range []string{e.c.StateDir, e.c.ArtifactDir, e.c.TaskDir} {
+		if d != "" {
+			place.Hidden = append(place.Hidden, d)
+		}
 	}
 	c, err := sandbox.Plan(policy, place)
 	if err != nil {

@@ -39,8 +39,11 @@ func confine(c Confinement) error {
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
-		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx").IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts").IgnoreIfMissing(),
+		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full").IgnoreIfMissing(),
+		// Terminals, with their ioctls: a program may open a pseudo-terminal (script, expect, a REPL's pty).
+		// In the namespaced level /dev/pts is an instance of the command's own.
+		landlock.RWFiles("/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing(),
 	}
 	if len(dirs) > 0 {
 		rules = append(rules, landlock.RWDirs(dirs...))
@@ -119,7 +122,7 @@ const newNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEWPID 
 	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
 
 // installSeccomp loads the filter on every thread: EPERM for unshare, setns, clone with a namespace flag,
-// io_uring and vsock sockets; ENOSYS for clone3 (its flags are out of a filter's reach; libc falls back to
+// io_uring, the keyrings (keyctl, add_key, request_key) and vsock sockets; ENOSYS for clone3 (its flags are out of a filter's reach; libc falls back to
 // clone); a foreign architecture is killed.
 func installSeccomp() error {
 	arch, ok := map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64}[runtime.GOARCH]
@@ -151,6 +154,11 @@ func installSeccomp() error {
 	f = append(f, deny(unix.SYS_IO_URING_SETUP, eperm)...)
 	f = append(f, deny(unix.SYS_IO_URING_ENTER, eperm)...)
 	f = append(f, deny(unix.SYS_IO_URING_REGISTER, eperm)...)
+	// The kernel's keyrings: the caller's session keyring is shared with the command, which could read its
+	// keys and leave keys of its own behind.
+	f = append(f, deny(unix.SYS_KEYCTL, eperm)...)
+	f = append(f, deny(unix.SYS_ADD_KEY, eperm)...)
+	f = append(f, deny(unix.SYS_REQUEST_KEY, eperm)...)
 	// clone: refuse a namespace flag in its first argument (the flags on both architectures).
 	f = append(f,
 		unix.SockFilter{Code: jeq, K: uint32(unix.SYS_CLONE), Jt: 0, Jf: 3},

@@ -55,6 +55,7 @@ func mountView(s StageSpec) error {
 			return err
 		}
 	}
+	roots := len(backs)
 	for _, k := range s.Keep {
 		if err := hold(k.Path, k.Writable); err != nil {
 			return err
@@ -108,15 +109,61 @@ func mountView(s StageSpec) error {
 			}
 		}
 	}
-	for _, b := range append(backs, readOnly...) {
+	// The writable roots, then the pins inside them (bound from the view as it is now, so the hiding mounts
+	// inside them come along), then what is kept and the read-only paths, on top.
+	for i, b := range append(backs, readOnly...) {
 		if err := bindBack(b.fd, b.path, b.writable, mountFlags(mounts, b.path)); err != nil {
 			return err
 		}
 		unix.Close(b.fd)
+		if i == roots-1 || roots == 0 && i == 0 {
+			if err := pin(s.Pins, mounts); err != nil {
+				return err
+			}
+		}
+	}
+	if err := privatePTYs(); err != nil {
+		return err
 	}
 	for _, h := range lockLater {
 		if err := remount(h, unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY); err != nil {
 			return fmt.Errorf("make %s read-only: %w", h, err)
+		}
+	}
+	return nil
+}
+
+// pin makes each of dirs a mount point of itself, writable as its host mount is: a mount point cannot be
+// renamed or removed, so what is protected below it stays where it is.
+func pin(dirs []string, mounts []mount) error {
+	for _, d := range dirs {
+		fd, err := openExact(d)
+		if err != nil {
+			return err
+		}
+		err = bindBack(fd, d, true, mountFlags(mounts, d))
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// privatePTYs gives the command a pseudo-terminal instance of its own: the host's terminals in /dev/pts
+// (another session's shell) are not there to write to, and programs that open a pseudo-terminal (script,
+// expect) still can.
+func privatePTYs() error {
+	if _, err := os.Stat("/dev/pts"); err != nil {
+		return nil
+	}
+	if err := unix.Mount("devpts", "/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC,
+		"newinstance,ptmxmode=0666,mode=0620"); err != nil {
+		return fmt.Errorf("a private /dev/pts: %w", err)
+	}
+	if _, err := os.Stat("/dev/ptmx"); err == nil {
+		if err := unix.Mount("/dev/pts/ptmx", "/dev/ptmx", "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("a private /dev/ptmx: %w", err)
 		}
 	}
 	return nil

@@ -53,6 +53,10 @@ type Confinement struct {
 	// HideSockets is where the host's unix sockets live (/run, /var/run, $XDG_RUNTIME_DIR): empty tmpfs.
 	HideSockets []string `json:"hideSockets,omitempty"`
 	Keep        []Bind   `json:"keep,omitempty"`
+	// Pins are the directories between a writable root and a hidden or read-only path inside it: each is made
+	// a mount point, which cannot be renamed or removed, so the protected path cannot be moved away (and a
+	// new one put in its place, or its hidden contents read under a new name by a later command).
+	Pins []string `json:"pins,omitempty"`
 	// Dir is the working directory, entered again once the mounts are made.
 	Dir string `json:"dir"`
 	// Workspace is the directory writable as the workspace in workspace-write (in Writable then).
@@ -126,6 +130,13 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	}
 	c.Writable = outermost(c.Writable)
 	for _, o := range place.Own {
+		if _, err := os.Lstat(o); errors.Is(err, os.ErrNotExist) && filepath.IsAbs(o) &&
+			slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(o), w) }) {
+			// One of agentbash's own directories that is not there yet, inside the writable set: made now (empty,
+			// as agentbash would make it), so it is kept read-only like the others instead of being the command's
+			// to create (a config or session state planted there would run outside the sandbox later).
+			_ = os.MkdirAll(o, 0o700)
+		}
 		real, err := filepath.EvalSymlinks(o)
 		if err != nil {
 			continue // not there: Landlock keeps it from being made outside the writable set
@@ -143,9 +154,27 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		c.ReadOnly = slices.DeleteFunc(c.ReadOnly, func(ro string) bool { return denied(ro) != "" })
 		c.ReadOnly = append(c.ReadOnly, gitControl(c.Writable)...)
 		c.HideSockets = socketDirs(place.RuntimeDir)
+		c.Pins = pins(c.Writable, append(slices.Clone(c.Hide), c.ReadOnly...))
 	}
 	c.Keep = place.Keep
 	return c, nil
+}
+
+// pins is the directories strictly between a root of roots and a path of protected inside it, parents first.
+func pins(roots, protected []string) []string {
+	var out []string
+	for _, p := range protected {
+		for _, root := range roots {
+			if p == root || !under(p, root) {
+				continue
+			}
+			for d := filepath.Dir(p); d != root && under(d, root); d = filepath.Dir(d) {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(a) - len(b) })
+	return slices.Compact(out)
 }
 
 // outermost is paths without those inside another of them, sorted.

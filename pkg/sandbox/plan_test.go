@@ -128,3 +128,24 @@ func TestHint(t *testing.T) {
 		}
 	}
 }
+
+// Protected paths inside a writable root cannot be moved away: the directories between are pinned (mount
+// points), and one of agentbash's own directories that is not there yet is made, to be kept read-only.
+func TestPlanPinsAndMakesOwn(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".config", "gh"), 0o755)
+	os.MkdirAll(filepath.Join(home, "p", ".git"), 0o755)
+	own := filepath.Join(home, ".config", "agentbash")
+	c, err := Plan(Policy{Mode: ModeWorkspaceWrite, DenyRead: []string{"~/.config/gh"}}, Place{Home: home, Dir: home, Own: []string{own}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(own); err != nil || !fi.IsDir() || !slices.Contains(c.ReadOnly, own) {
+		t.Errorf("own dir: %v, read-only %v", err, c.ReadOnly)
+	}
+	for _, pin := range []string{filepath.Join(home, ".config"), filepath.Join(home, "p"), filepath.Join(home, "p", ".git")} {
+		if !slices.Contains(c.Pins, pin) {
+			t.Errorf("%s not pinned: %v", pin, c.Pins)
+		}
+	}
+}

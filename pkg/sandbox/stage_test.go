@@ -157,6 +157,11 @@ func TestStageNamespaced(t *testing.T) {
 		`echo x > .git/hooks/pre-commit 2>/dev/null; echo "hook=$?"`,
 		`echo "[x]" >> .git/config 2>/dev/null; echo "gitconfig=$?"`,
 		`echo v2 > tracked && git add tracked && git -c user.name=t -c user.email=t@t commit -qm m && echo "commit=ok"`,
+		`mv .git .git_old 2>/dev/null; echo "mvgit=$?"`,
+		`mv ` + f.home + `/.ssh ` + f.home + `/ssh2 2>/dev/null; echo "mvdenied=$?"`,
+		`echo "pts=[$(ls /dev/pts | tr '\n' ' ')]"`,
+		`script -qc "echo in-pty" /dev/null`,
+		py(`import ctypes,os,sys; nr={"x86_64":250,"aarch64":219}[os.uname().machine]; l=ctypes.CDLL(None,use_errno=True); sys.exit(0 if l.syscall(nr,0,-3,0,0,0)>=0 else 1)`) + `; echo "keyctl=$?"`,
 		`grep CapEff /proc/self/status`,
 		`unshare -U true 2>/dev/null; echo "unshare=$?"`,
 		`nsenter -t 1 -n true 2>/dev/null; echo "nsenter=$?"`,
@@ -180,7 +185,7 @@ func TestStageNamespaced(t *testing.T) {
 	}
 	for _, want := range []string{"ws=ok", "out=1", "rm=1", "chmod=1", "utime=1", "symlink=1", "hardlink=1",
 		"procroot=1", "ssh=[cat: ", "state=[cat: ", "keep=ok", "own=1", "tmp=ok", "run=[]",
-		"hook=1", "gitconfig=1", "commit=ok", "CapEff:\t0000000000000000", "unshare=1", "nsenter=1", "mount=",
+		"hook=1", "gitconfig=1", "commit=ok", "mvgit=1", "mvdenied=1", "pts=[ptmx ]", "in-pty", "keyctl=1", "CapEff:\t0000000000000000", "unshare=1", "nsenter=1", "mount=",
 		"signal=1", "environ=1", "ptrace=1", "tcp=1", "udp=1", "dns=2", "abstract=1", "pathsock=0",
 		"own-loopback=OWN"} {
 		if !strings.Contains(got, want) {
