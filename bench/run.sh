@@ -8,12 +8,14 @@
 #   targets:    a command through `rpc --target ssh://…` (a real sshd started on 127.0.0.1, one connection) against
 #               local rpc; `run true` and rpc `true` against the build of 53953d9 (before the seam moved):
 #               bench/target.py, its own interleaved rounds, each ratio with its 95 % interval
+#   sandbox:    `run --sandbox workspace-write true` and the writes-only level against `run true` (budget + 15 ms),
+#               as root and as uid 65534: bench/sandbox.py, its own interleaved rounds
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
 # Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
 # bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
 # python3 and git (to build the old build); static builds (CGO_ENABLED=0), the release's flags.
 #   bench/run.sh              # all, in a few minutes
-#   RUNS=5 CALLS=400 TROUNDS=1000 bench/run.sh
+#   RUNS=5 CALLS=400 TROUNDS=1000 SROUNDS=100 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -43,6 +45,7 @@ mkdir -p "$HOME"
 runs=${RUNS:-3}
 calls=${CALLS:-200}
 TROUNDS=${TROUNDS:-500}
+SROUNDS=${SROUNDS:-60}
 il=bench/interleave.py
 
 echo "== per call: run true ($calls rounds)"
@@ -70,6 +73,9 @@ python3 bench/rpc.py "$ab" | tee "$out/rpc.md"
 
 echo "== targets: rpc through --target ssh:// vs local rpc; run true and rpc true vs the build of $seam_rev ($TROUNDS rounds)"
 python3 bench/target.py --rounds "$TROUNDS" --json "$tmp/target.json" --old-name "$seam_rev" "$ab" "$PWD/$out/agentbash-$seam_rev" | tee "$out/target.md"
+
+echo "== sandbox: run --sandbox workspace-write true vs run true, as root and uid 65534 ($SROUNDS rounds)"
+python3 bench/sandbox.py --rounds "$SROUNDS" --json "$tmp/sandbox.json" "$ab" | tee "$out/sandbox.md"
 
 plain='yes 0123456789abcdef | head -c 1000000000'
 # Coloured CRLF lines with a progress bar redrawn by a CR: 7 escape sequences and 2 CRs in 80 bytes.
@@ -120,6 +126,10 @@ print(f"| 1 GB plain into `cat > /dev/null` (what any reader of the stream costs
 row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["pipeline colour"], sec, 1.0)
 for line in json.load(open(f"{tmp}/target.json"))["rows"]:      # bench/target.py's table
     print(line)
+for r in json.load(open(f"{tmp}/sandbox.json"))["rows"]:        # bench/sandbox.py's
+    if "deltaMs" in r:
+        ok = "met" if r["deltaMs"] <= r["budgetMs"] else "NOT met"
+        print(f"| {r['case']} ({r['who']}) vs `run true` | +{r['deltaMs']:.1f} ms | — | — | ≤ +{r['budgetMs']:.0f} ms ({ok}) |")
 for name, r in (("run", rr), ("task", rt)):
     for role in ("client", "supervisor"):
         mib = r.get(role, 0) / 1024
