@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/sandbox"
@@ -50,7 +49,7 @@ func readArgs(tool string, raw json.RawMessage, names ...string) *args {
 		return a
 	}
 	if raw[0] != '{' || json.Unmarshal(raw, &a.m) != nil {
-		a.err = fmt.Errorf("the arguments of %s must be a JSON object of named arguments, got %s", tool, shown(raw))
+		a.err = fmt.Errorf("the arguments of %s must be a JSON object of named arguments, got %s", tool, request.ShownJSON(raw))
 	}
 	return a
 }
@@ -77,7 +76,7 @@ func (a *args) take(name, must string, required bool) (json.RawMessage, bool) {
 // fail sets the error for a value of name that is not what it must be.
 func (a *args) fail(name, must string, v json.RawMessage) {
 	if a.err == nil {
-		a.err = fmt.Errorf("%s %s, got %s", name, must, shown(v))
+		a.err = fmt.Errorf("%s %s, got %s", name, must, request.ShownJSON(v))
 	}
 }
 
@@ -194,22 +193,4 @@ func (a *args) check() error {
 		quoted[i] = strconv.Quote(u)
 	}
 	return fmt.Errorf("unknown %s %s: %s takes %s", noun, strings.Join(quoted, ", "), a.tool, takes)
-}
-
-// shown is a JSON value as an error sentence quotes it: compact, at most 60 bytes.
-func shown(v json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		b.Reset()
-		b.Write(v)
-	}
-	s := b.String()
-	if len(s) > 60 {
-		cut := 57
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
 }

@@ -36,7 +36,7 @@ func ParseSandbox(raw json.RawMessage) (*sandbox.Policy, error) {
 	}
 	var obj map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &obj) != nil {
-		return nil, fmt.Errorf("sandbox: want %s, got %s", WantSandbox, shownJSON(raw))
+		return nil, fmt.Errorf("sandbox: want %s, got %s", WantSandbox, ShownJSON(raw))
 	}
 	var p sandbox.Policy
 	var errs []error
@@ -64,7 +64,7 @@ func ParseSandbox(raw json.RawMessage) (*sandbox.Policy, error) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("sandbox.%s: want %s, got %s", k, wantSandboxKey[k], shownJSON(v)))
+			errs = append(errs, fmt.Errorf("sandbox.%s: want %s, got %s", k, wantSandboxKey[k], ShownJSON(v)))
 		}
 	}
 	if len(errs) > 0 {
@@ -83,8 +83,8 @@ var wantSandboxKey = map[string]string{
 	"allowHosts": "an array of host:port patterns (strings)",
 }
 
-// shownJSON is a JSON value as an error quotes it: compact, at most 60 bytes.
-func shownJSON(v json.RawMessage) string {
+// ShownJSON is a JSON value as an error sentence quotes it: compact, at most 60 bytes (cut at a rune).
+func ShownJSON(v json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
 		b.Reset()
