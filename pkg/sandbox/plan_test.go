@@ -149,3 +149,11 @@ func TestPlanPinsAndMakesOwn(t *testing.T) {
 		}
 	}
 }
+
+// Off Linux every sandboxed command is refused, saying why in words that fit the system.
+func TestMissingOffLinux(t *testing.T) {
+	m, why := Available{LandlockErr: errNotLinux, SeccompErr: errNotLinux}.Missing(Policy{Mode: ModeReadOnly}.Needs())
+	if m != LandlockFS || !strings.Contains(why, "run without --sandbox here, or on Linux") {
+		t.Errorf("%s: %s", m, why)
+	}
+}

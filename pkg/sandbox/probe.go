@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,10 @@ type Available struct {
 	LandlockErr error // why there is no Landlock, when LandlockABI is 0
 	SeccompErr  error // nil when seccomp filters are available
 }
+
+// errNotLinux is why there is no sandbox off Linux.
+var errNotLinux = errors.New("the sandbox is built on Linux's Landlock and namespaces, which this system has not: " +
+	"run without --sandbox here, or on Linux")
 
 // landlockScopeABI is the first Landlock ABI with scopes (signals, abstract unix sockets).
 const landlockScopeABI = 6
@@ -35,6 +40,9 @@ func (a Available) Missing(needs []Mechanism) (m Mechanism, reason string) {
 	for _, n := range needs {
 		switch n {
 		case LandlockFS:
+			if errors.Is(a.LandlockErr, errNotLinux) {
+				return n, errNotLinux.Error()
+			}
 			if a.LandlockABI < 1 {
 				return n, fmt.Sprintf("Landlock is not available (%v); it needs Linux 5.13 or later with landlock in "+
 					"the kernel's lsm= list", a.LandlockErr)

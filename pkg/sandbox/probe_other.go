@@ -2,10 +2,6 @@
 
 package sandbox
 
-import "errors"
-
-var errNotLinux = errors.New("the sandbox is built on Linux's Landlock and namespaces; this system has neither")
-
 func probe() Available {
 	return Available{LandlockErr: errNotLinux, SeccompErr: errNotLinux}
 }
