@@ -41,7 +41,7 @@ type BashArgs struct {
 }
 
 // sandboxDescription is what the sandbox argument says to the model; %s is the server's own sandbox.
-const sandboxDescription = `confine this command (for one you do not fully trust): "workspace-write" lets it write only in its working directory and a private /tmp (and the server's writable paths and tool caches), "read-only" only in a private /tmp; in both it has no network unless network is "on", cannot read ~/.ssh and other credentials, and cannot signal processes outside. Give a mode, or an object {"mode", "network", "writable", "denyRead", "cacheDirs", "allowHosts"} to say more. It can only make the server's own sandbox stricter: a looser one is refused. Left out, the server's own: %s`
+const sandboxDescription = `confine this command (for one you do not fully trust): "workspace-write" lets it write only in its working directory when that is inside the server's starting directory, a private /tmp, and the server's writable paths and tool caches; "read-only" only in a private /tmp (in a session, a stricter command's changes such as cd are not kept). In both it has no network unless network is "on", cannot read ~/.ssh and other credentials, and cannot signal processes outside; a failed command's result ends with a [Sandbox: …] line when the sandbox refused something. Give a mode, or an object {"mode", "network", "writable", "denyRead", "cacheDirs", "allowHosts"} to say more. It can only make the server's own sandbox stricter: a looser one is refused. Left out, the server's own: %s`
 
 // serverSandbox says the server's own sandbox in words, for the sandbox argument's description.
 func serverSandbox(p sandbox.Policy) string {
