@@ -81,6 +81,9 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	}
 	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
 	for _, d := range place.Hidden {
+		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) && filepath.IsAbs(d) {
+			_ = os.MkdirAll(d, 0o700) // made now, so it is hidden from the start rather than made visible later
+		}
 		if real, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(r.DenyRead, real) {
 			r.DenyRead = append(r.DenyRead, real)
 		}
@@ -95,6 +98,11 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	dir, err := filepath.EvalSymlinks(place.Dir)
 	if err != nil {
 		return Confinement{}, fmt.Errorf("sandbox: the working directory: %w", err)
+	}
+	if c.Mode == ModeWorkspaceWrite && place.Workspace == "" && throughLink(place.Dir, dir, place.Home) {
+		// A link (one a sandboxed command planted, say) would make its target the writable workspace.
+		return Confinement{}, fmt.Errorf("sandbox: the working directory %s is reached through a symbolic link "+
+			"(it is %s): name the directory itself", filepath.Clean(place.Dir), dir)
 	}
 	c.Dir = dir
 	if d := denied(dir); d != "" && c.Namespaced() {
@@ -160,6 +168,18 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	return c, nil
 }
 
+// throughLink says whether path (as given) reaches real through a symbolic link other than the home
+// directory's own (a home at /home/u that is /usr/home/u is no link of the command's).
+func throughLink(path, real, home string) bool {
+	path = filepath.Clean(path)
+	if home != "" {
+		if rh, err := filepath.EvalSymlinks(home); err == nil && under(path, filepath.Clean(home)) {
+			path = filepath.Join(rh, strings.TrimPrefix(path, filepath.Clean(home)))
+		}
+	}
+	return path != real
+}
+
 // pins is the directories strictly between a root of roots and a path of protected inside it, parents first.
 func pins(roots, protected []string) []string {
 	var out []string
@@ -201,8 +221,20 @@ func gitControl(roots []string) []string {
 			}
 		}
 		for _, g := range dirs {
-			if fi, err := os.Lstat(g); err != nil || !fi.IsDir() {
+			fi, err := os.Lstat(g)
+			if err == nil && fi.Mode().IsRegular() {
+				out = append(out, g) // a worktree's or submodule's "gitdir:" file: repointing it is a config
 				continue
+			}
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			// Submodules keep their repositories (config, hooks) under .git/modules.
+			if subs, _ := filepath.Glob(filepath.Join(g, "modules", "*", "config")); len(subs) <= 100 {
+				for _, sc := range subs {
+					_ = os.Mkdir(filepath.Join(filepath.Dir(sc), "hooks"), 0o755)
+					out = append(out, sc, filepath.Join(filepath.Dir(sc), "hooks"))
+				}
 			}
 			hooks := filepath.Join(g, "hooks")
 			_ = os.Mkdir(hooks, 0o755)

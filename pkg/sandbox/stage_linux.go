@@ -47,7 +47,7 @@ func sysProcAttr(cmd *exec.Cmd, c Confinement) error {
 		return nil
 	}
 	a := cmd.SysProcAttr
-	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC // the host's SysV IPC is not there
 	if c.Network != NetworkOn {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
