@@ -244,12 +244,9 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 	if err := service.CheckAllowed(cfg.Targets.Allowed, executor.Open); err != nil {
 		return server{}, configError{err}
 	}
-	if p := cfg.Sandbox.Policy(); p.On() && forwards(cfg) == "" {
-		// A server whose sandbox names paths that cannot be confined would refuse every request: say it now.
-		home, _ := os.UserHomeDir()
-		if _, err := p.Resolve(home); err != nil {
-			return server{}, configError{err}
-		}
+	home, _ := os.UserHomeDir()
+	if err := service.CheckSandbox(cfg.Sandbox.Policy(), home, forwards(cfg) != ""); err != nil {
+		return server{}, configError{err}
 	}
 	memlimit.Apply(memLimit)
 	pool := &supervisor.Pool{Spares: spares}

@@ -182,7 +182,7 @@ func (p prepared) finish() result.Result {
 		if hint := p.spec.Sandbox.Hint(res.Output); hint != "" {
 			res.Details.Sandbox.Hint = hint
 			res.Footer = append(res.Footer, "[Sandbox: "+hint+"]")
-			res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+			res.Retext()
 		}
 	}
 	return res

@@ -77,7 +77,7 @@ func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Du
 		res := tasks.ReadResult(rd)
 		// Say that the command goes on, and how to read on.
 		res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
-		res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		res.Retext()
 		return res
 	}
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
@@ -89,7 +89,7 @@ func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Du
 	if rec.Leftovers > 0 {
 		// Its shell ended, but processes it started run on: the task owns them to the end (README
 		// "Background tasks"), so it stays, and the result names it (agentbash kill ID ends them).
-		res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+		res.Retext()
 		return res
 	}
 	d := &res.Details
@@ -100,7 +100,7 @@ func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Du
 		d.ArtifactID, d.ArtifactPath = "", ""
 	}
 	_ = t.Remove(rec.TaskID)
-	res.Content = []result.Content{{Type: "text", Text: res.Text()}}
+	res.Retext()
 	return res
 }
 

@@ -427,6 +427,9 @@ func (r Result) Text() string {
 	return r.Output + "\n\n" + strings.Join(r.Footer, "\n\n")
 }
 
+// Retext makes r's content the text of its output and footer again, after either changed.
+func (r *Result) Retext() { r.Content = []Content{{Type: "text", Text: r.Text()}} }
+
 // FormatSeconds prints seconds in their shortest form: 1, 1.5, 300 (reference §3.5); values too small or too
 // large for a short decimal use an exponent (1e-320).
 func FormatSeconds(s float64) string {

@@ -3,6 +3,7 @@ package service
 import (
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"maps"
 	"net/url"
 	"slices"
@@ -163,4 +164,15 @@ func hostPattern(entry, uri string) bool {
 		return false
 	}
 	return strings.EqualFold(u.Hostname(), e.Hostname())
+}
+
+// CheckSandbox refuses a server's sandbox policy whose paths cannot be confined as written on this machine
+// (home: where `~` expands), so a server says so at its start rather than refuse every request (reference
+// §13). A policy that is off, or a server forwarding to a target (whose place resolves the paths), passes.
+func CheckSandbox(p sandbox.Policy, home string, forwards bool) error {
+	if !p.On() || forwards {
+		return nil
+	}
+	_, err := p.Resolve(home)
+	return err
 }
