@@ -80,9 +80,14 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		return Confinement{}, err
 	}
 	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
+	unmade := map[string]error{} // hidden directories that could not be made: a refusal if the command could
 	for _, d := range place.Hidden {
 		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) && filepath.IsAbs(d) {
-			_ = os.MkdirAll(d, 0o700) // made now, so it is hidden from the start rather than made visible later
+			// Made now, so it is hidden from the start rather than made visible later.
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				unmade[d] = fmt.Errorf("sandbox: agentbash's %s cannot be made to be hidden: %w", d, err)
+				continue
+			}
 		}
 		if real, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(r.DenyRead, real) {
 			r.DenyRead = append(r.DenyRead, real)
@@ -137,13 +142,20 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		c.Writable = append(c.Writable, r.CacheDirs...)
 	}
 	c.Writable = outermost(c.Writable)
+	for d, err := range unmade {
+		if slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(d), w) }) {
+			return Confinement{}, err
+		}
+	}
 	for _, o := range place.Own {
 		if _, err := os.Lstat(o); errors.Is(err, os.ErrNotExist) && filepath.IsAbs(o) &&
 			slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(o), w) }) {
 			// One of agentbash's own directories that is not there yet, inside the writable set: made now (empty,
 			// as agentbash would make it), so it is kept read-only like the others instead of being the command's
 			// to create (a config or session state planted there would run outside the sandbox later).
-			_ = os.MkdirAll(o, 0o700)
+			if err := os.MkdirAll(o, 0o700); err != nil {
+				return Confinement{}, fmt.Errorf("sandbox: agentbash's %s cannot be made to be kept read-only: %w", o, err)
+			}
 		}
 		real, err := filepath.EvalSymlinks(o)
 		if err != nil {
@@ -160,7 +172,11 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		// What is hidden stays hidden: a read-only bind of it (agentbash's state directory is one of its own
 		// and hidden) would show it again.
 		c.ReadOnly = slices.DeleteFunc(c.ReadOnly, func(ro string) bool { return denied(ro) != "" })
-		c.ReadOnly = append(c.ReadOnly, gitControl(c.Writable)...)
+		git, err := gitControl(c.Writable)
+		if err != nil {
+			return Confinement{}, err
+		}
+		c.ReadOnly = append(c.ReadOnly, git...)
 		c.HideSockets = socketDirs(place.RuntimeDir)
 		c.Pins = pins(c.Writable, append(slices.Clone(c.Hide), c.ReadOnly...))
 	}
@@ -209,11 +225,24 @@ func outermost(paths []string) []string {
 // gitControl is the .git/hooks and .git/config of the repositories at the writable roots and one level
 // below them (reference §13: read-only inside the workspace). A repository without a hooks directory gets
 // one (git makes it on init anyway), so that a command cannot create it and put a hook in.
-func gitControl(roots []string) []string {
+func gitControl(roots []string) ([]string, error) {
 	var out []string
+	protect := func(hooks string, more ...string) error {
+		// A missing hooks directory is made: else the command could make it and put a hook in.
+		if err := os.Mkdir(hooks, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("sandbox: %s cannot be made to be kept read-only: %w", hooks, err)
+		}
+		out = append(out, hooks)
+		for _, p := range more {
+			if _, err := os.Lstat(p); err == nil {
+				out = append(out, p)
+			}
+		}
+		return nil
+	}
 	for _, root := range roots {
 		dirs := []string{filepath.Join(root, ".git")}
-		if entries, err := os.ReadDir(root); err == nil && len(entries) <= 1000 {
+		if entries, err := os.ReadDir(root); err == nil {
 			for _, e := range entries {
 				if e.IsDir() && e.Name() != ".git" {
 					dirs = append(dirs, filepath.Join(root, e.Name(), ".git"))
@@ -230,22 +259,18 @@ func gitControl(roots []string) []string {
 				continue
 			}
 			// Submodules keep their repositories (config, hooks) under .git/modules.
-			if subs, _ := filepath.Glob(filepath.Join(g, "modules", "*", "config")); len(subs) <= 100 {
-				for _, sc := range subs {
-					_ = os.Mkdir(filepath.Join(filepath.Dir(sc), "hooks"), 0o755)
-					out = append(out, sc, filepath.Join(filepath.Dir(sc), "hooks"))
+			subs, _ := filepath.Glob(filepath.Join(g, "modules", "*", "config"))
+			for _, sc := range subs {
+				if err := protect(filepath.Join(filepath.Dir(sc), "hooks"), sc); err != nil {
+					return nil, err
 				}
 			}
-			hooks := filepath.Join(g, "hooks")
-			_ = os.Mkdir(hooks, 0o755)
-			for _, p := range []string{hooks, filepath.Join(g, "config")} {
-				if _, err := os.Lstat(p); err == nil {
-					out = append(out, p)
-				}
+			if err := protect(filepath.Join(g, "hooks"), filepath.Join(g, "config")); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // socketDirs is where the host's unix sockets live (reference §13): /run and /var/run (when it is not a

@@ -107,7 +107,11 @@ func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	if startErr != nil {
 		return startUnavailable(startErr, s.namespaced)
 	}
-	msg, _ := io.ReadAll(io.LimitReader(s.report, 64<<10))
+	msg, err := io.ReadAll(io.LimitReader(s.report, 64<<10))
+	if err != nil {
+		// Without the stage's word nothing says it confined itself: not a start.
+		return &Unavailable{Mechanism: "stage", Reason: "read the stage's report: " + err.Error()}
+	}
 	if len(msg) == 0 {
 		return nil
 	}
