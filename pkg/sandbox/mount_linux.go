@@ -111,16 +111,24 @@ func mountView(s StageSpec) error {
 	}
 	// The writable roots, then the pins inside them (bound from the view as it is now, so the hiding mounts
 	// inside them come along), then what is kept and the read-only paths, on top.
-	for i, b := range append(backs, readOnly...) {
-		if err := bindBack(b.fd, b.path, b.writable, mountFlags(mounts, b.path)); err != nil {
-			return err
-		}
-		unix.Close(b.fd)
-		if i == roots-1 || roots == 0 && i == 0 {
-			if err := pin(s.Pins, mounts); err != nil {
+	bindAll := func(bs []back) error {
+		for _, b := range bs {
+			err := bindBack(b.fd, b.path, b.writable, mountFlags(mounts, b.path))
+			unix.Close(b.fd)
+			if err != nil {
 				return err
 			}
 		}
+		return nil
+	}
+	if err := bindAll(backs[:roots]); err != nil {
+		return err
+	}
+	if err := pin(s.Pins, mounts); err != nil {
+		return err
+	}
+	if err := bindAll(append(backs[roots:], readOnly...)); err != nil {
+		return err
 	}
 	if err := privatePTYs(); err != nil {
 		return err
