@@ -112,7 +112,7 @@ person can read (text). See 'agentbash run --help'.`,
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
 	if len(subs) == 0 {
-		subs = []*cobra.Command{newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSessionCmd(ios), newRPCCmd(info, ios), newMCPCmd(info, ios), newTargetCmd(ios), newSuperviseCmd()}
+		subs = []*cobra.Command{newRunCmd(ios), newStartCmd(ios), newOutputCmd(ios), newInputCmd(ios), newKillCmd(ios), newWaitCmd(ios), newTasksCmd(ios), newArtifactCmd(ios), newRulesCmd(ios), newVersionCmd(info, ios), newSessionCmd(ios), newRPCCmd(info, ios), newMCPCmd(info, ios), newTargetCmd(ios), newSuperviseCmd()}
 	}
 	root.AddCommand(subs...)
 	registerCompletions(root)

@@ -20,6 +20,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/local"
@@ -46,6 +47,9 @@ type runFlags struct {
 	preview     int
 	background  bool    // start: a background task (reference §8)
 	yield       float64 // run --yield SECONDS: hand the command over as a task after SECONDS
+	// Input to the running command (reference §14): a stdin pipe, or a terminal of cols×rows.
+	stdinPipe, tty bool
+	cols, rows     int
 }
 
 func newRunCmd(ios IO) *cobra.Command {
@@ -91,6 +95,12 @@ Exit status: the command's own; 124 timed out; 125 could not run (bad cwd, no sh
 	fs.StringVarP(&f.file, "file", "f", "", "read the command from `FILE` (- for stdin)")
 	fs.BoolVar(&f.stdin, "stdin", false, "pass agentbash's stdin to the command (default /dev/null)")
 	fs.String("format", "auto", "result `FORMAT`: json, text or auto (text on a terminal)")
+	fs.BoolVar(&f.stdinPipe, "stdin-pipe", false, "give a task (start, --yield, --background) a pipe as stdin that\n"+
+		"agentbash input ID writes to")
+	fs.BoolVar(&f.tty, "tty", false, "run the command in a terminal (a pseudo-terminal, TERM=xterm-256color): the result\n"+
+		"adds the screen a person would see; agentbash input ID types into a task's terminal")
+	fs.IntVar(&f.cols, "cols", 0, "with --tty: the terminal's width in `COLUMNS`, 2 to 1000 (default 120)")
+	fs.IntVar(&f.rows, "rows", 0, "with --tty: the terminal's height in `ROWS`, 2 to 1000 (default 40)")
 	fs.IntVar(&f.preview, "preview", 0, "text format: show only the last `N` lines, rolling live on a terminal, saying how many were hidden (0 shows all)")
 	addRequestFlags(fs, f)
 	return c
@@ -267,7 +277,10 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 
 // request is the command with the per-command flags (--cwd, --head, --tail, --no-normalize).
 func (f runFlags) request(command string) request.Command {
-	req := request.Command{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize}
+	req := request.Command{Command: command, Cwd: f.cwd, NoNormalize: f.noNormalize, TTY: f.tty, Cols: f.cols, Rows: f.rows}
+	if f.stdinPipe {
+		req.StdinMode = request.StdinPipe
+	}
 	if f.head.n >= 0 {
 		req.Head = &f.head.n
 	}
@@ -275,6 +288,23 @@ func (f runFlags) request(command string) request.Command {
 		req.Tail = &f.tail.n
 	}
 	return req
+}
+
+// checkInput refuses flags of a command's input that do not go together (reference §14): a size without
+// --tty or out of 2–1000, --stdin with --stdin-pipe or --tty, a stdin pipe on a run nothing could write to.
+func (f runFlags) checkInput() error {
+	switch {
+	case (f.cols != 0 || f.rows != 0) && !f.tty:
+		return errors.New("--cols and --rows size a terminal: they need --tty")
+	case f.stdin && (f.tty || f.stdinPipe):
+		return errors.New("--stdin passes agentbash's own stdin: it does not go with --tty or --stdin-pipe")
+	case f.stdinPipe && !f.background && f.yield == 0:
+		return errors.New("--stdin-pipe needs a task that agentbash input can write to: use start, or run --yield or --background")
+	}
+	if err := console.CheckSize(f.cols, f.rows); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
+	return nil
 }
 
 func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
@@ -301,6 +331,9 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	}
 	if f.preview < 0 {
 		return usageError{err: errors.New("--preview takes a line count ≥ 0"), cmd: c.CommandPath()}
+	}
+	if err := f.checkInput(); err != nil {
+		return usageError{err: err, cmd: c.CommandPath()}
 	}
 	if err := checkEnvFlags(f.env); err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}

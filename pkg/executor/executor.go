@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -58,6 +59,11 @@ type Tasks interface {
 	// stdout), the reader stays, and the next read gives the same text again; its error is returned.
 	Output(ctx context.Context, id, reader string, wait time.Duration, maxBytes int,
 		deliver func(result.Result) error) (result.Result, error)
+	// Input writes in to task id's input (a task started with a stdin pipe or a terminal, docs/reference.md
+	// §14), waits up to wait for its output to settle, and returns the default reader's read with the
+	// terminal's screen. Input to an ended task, one without input, or a refusal (the 1 MiB bound, an unknown
+	// key) is an error with its result.
+	Input(ctx context.Context, id string, in console.Request, wait time.Duration, maxBytes int) (result.Result, error)
 	// Kill sends sig to the task's tree, then ends it; it returns once the tree is gone (or after the
 	// executor's limit), with killed saying whether it is.
 	Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error)

@@ -265,6 +265,9 @@ func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace s
 			ArtifactMaxBytes: r.ArtifactMaxBytes, Command: in.Command, Cwd: target.Dir},
 	}
 	p.streams.Stdin = c.Stdin
+	if p.spec.Interactive = r.Interactive; r.Interactive != nil {
+		p.streams.Stdin = nil // the command reads its own input end (reference §14)
+	}
 	if r.Sandbox != nil && r.Sandbox.On() {
 		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir, r.Workspace, workspace)
 		p.done = in.Err != nil

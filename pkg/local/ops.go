@@ -35,6 +35,7 @@ func (t taskOps) Output(ctx context.Context, id, reader string, wait time.Durati
 					return errNotYet // nothing to give: read again, the reader stays
 				}
 				r = tasks.ReadResult(rd)
+				withScreen(ctx, store, rd.Record, &r)
 				if deliver != nil {
 					derr = deliver(r)
 				}
@@ -77,7 +78,9 @@ func (t taskOps) Wait(ctx context.Context, id string, timeout time.Duration) (re
 			return tasks.ErrorResult(id, err), err
 		}
 		if !rec.Running() || (timeout > 0 && !time.Now().Before(deadline)) || ctx.Err() != nil {
-			return store.FinalResult(rec), nil
+			r := store.FinalResult(rec)
+			withScreen(ctx, store, rec, &r)
+			return r, nil
 		}
 	}
 }

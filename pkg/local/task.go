@@ -75,9 +75,13 @@ func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Du
 			return Failed(req.Command, string(cmp.Or(req.Resolved.Cwd, req.Resolved.StartCwd)), err)
 		}
 		res := tasks.ReadResult(rd)
-		// Say that the command goes on, and how to read on.
-		res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
-		res.Retext()
+		// Say that the command goes on, and how to read on (and, when it takes input, to answer it).
+		if rec.Interactive != "" {
+			res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYieldedInput, rec.TaskID, rec.Pid, rec.TaskID, rec.TaskID))
+		} else {
+			res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
+		}
+		withScreen(ctx, t, rec, &res)
 		return res
 	}
 	// Ended within the yield: a plain run result, and no task left behind. One this process cancelled
@@ -141,6 +145,9 @@ func (r *Executor) startTask(ctx context.Context, req request.Command, attached 
 		StartedAt: time.Now(), TimeoutSeconds: own, MaxLifetime: t.MaxLifetime,
 		Head: in.Head, Tail: in.Tail, MaxBytes: in.MaxBytes, NonZeroExit: in.NonZeroExit, Warnings: in.Warnings,
 		Sandbox: in.Sandbox,
+	}
+	if req.Resolved.Interactive != nil {
+		rec.Interactive = req.Resolved.Interactive.Mode()
 	}
 	store := r.taskStore()
 	id, err := store.Create(rec)

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -68,6 +69,13 @@ type Command struct {
 	// Sandbox is the sandbox the caller asks for (docs/reference.md §13): a mode string or an object with the
 	// config keys; it can only tighten the server's own policy. nil is the server's.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// StdinMode "pipe" gives a task a pipe as its stdin that `agentbash input` writes to (the JSON field
+	// "stdin"); TTY a pseudo-terminal of Cols×Rows (0: 120×40) that is its stdin, stdout, stderr and
+	// controlling terminal (docs/reference.md §14).
+	StdinMode string `json:"stdin,omitempty"`
+	TTY       bool   `json:"tty,omitempty"`
+	Cols      int    `json:"cols,omitempty"`
+	Rows      int    `json:"rows,omitempty"`
 	// StartCwd is where the command runs when it names no cwd and its session has none yet: a server's --cwd is
 	// the starting directory of its requests and sessions, not an explicit cwd of each. "" is the current
 	// directory of the place.
@@ -114,6 +122,8 @@ type Resolved struct {
 	Refused string `json:"refused,omitempty"`
 	// Task, when set, makes the command a background task.
 	Task *TaskOptions `json:"task,omitempty"`
+	// Interactive, when set, gives the command an input end (a stdin pipe or a terminal, docs/reference.md §14).
+	Interactive *console.Options `json:"interactive,omitempty"`
 	// Sandbox is the policy the command runs under, the server's tightened by the request's, paths as written
 	// (the place resolves them: `~` is its home); nil when the command is not sandboxed.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
@@ -154,6 +164,12 @@ func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 			errs = append(errs, fmt.Errorf("%s: want a line count ≥ 0, got %d", f.name, *f.n))
 		}
 	}
+	if c.StdinMode != "" && c.StdinMode != StdinPipe {
+		errs = append(errs, fmt.Errorf("stdin: want %q (a pipe that `input` writes to) or nothing, got %q", StdinPipe, c.StdinMode))
+	}
+	if err := c.Interactive().Check(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, k := range slices.Sorted(maps.Keys(c.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			errs = append(errs, fmt.Errorf("env: bad variable name %q (no '=', not empty)", k))
@@ -163,6 +179,17 @@ func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// StdinPipe is the one value of the "stdin" field: a pipe that `agentbash input` writes to.
+const StdinPipe = "pipe"
+
+// Interactive is the input end c asks for: nil without one (no tty, no stdin pipe, no size).
+func (c *Command) Interactive() *console.Options {
+	if !c.TTY && c.StdinMode == "" && c.Cols == 0 && c.Rows == 0 {
+		return nil
+	}
+	return &console.Options{TTY: c.TTY, Cols: c.Cols, Rows: c.Rows}
 }
 
 // Validate checks a settled half that came from another agentbash (rpc's "resolved"): the sender is trusted
@@ -200,6 +227,9 @@ func (r *Resolved) Validate() error {
 	if t := r.Task; t != nil && !(t.Timeout >= 0 && t.Timeout <= MaxTimeout && t.MaxLifetime >= 0 && t.Yield >= 0) {
 		bad("task: want a timeout from 0 to %v seconds, a maxLifetime and a yield ≥ 0", MaxTimeout)
 	}
+	if err := r.Interactive.Check(); err != nil {
+		bad("interactive: %v", err)
+	}
 	if r.Sandbox != nil {
 		if err := r.Sandbox.Check(); err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
@@ -235,6 +265,9 @@ func (c Command) Clone() Command {
 			r.Task = new(*r.Task)
 		}
 		r.Sandbox = r.Sandbox.Clone()
+		if r.Interactive != nil {
+			r.Interactive = new(*r.Interactive)
+		}
 		out.Resolved = &r
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/texts"
 )
@@ -113,6 +114,9 @@ type Details struct {
 	Target string `json:"target,omitempty"`
 	// Sandbox is what confined the command (reference §13), on every sandboxed result.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Screen is what the terminal of a command run with one (--tty) shows (reference §14): at the end of a
+	// run, or now for a running task's output, input and wait.
+	Screen *screen.Screen `json:"screen,omitempty"`
 }
 
 // Sandbox is details.sandbox (reference §13): the mode and network the command ran under, the mechanisms that
@@ -249,8 +253,25 @@ func Build(in Input) Result {
 		r = fromOutcome(in, &d)
 	}
 	r.Details = d
+	if in.Outcome != nil && in.Err == nil {
+		r.AddScreen(in.Outcome.Screen)
+	}
 	r.Content = []Content{{Type: "text", Text: r.Text()}}
 	return r
+}
+
+// AddScreen puts a terminal's screen into r (details.screen) and, when it shows a full-screen program or a
+// prompt left without a newline (screen.Screen.Showing), also into the text, after the output under a
+// "--- screen ---" line (reference §14). A nil s changes nothing.
+func (r *Result) AddScreen(s *screen.Screen) {
+	if s == nil {
+		return
+	}
+	r.Details.Screen = s
+	if s.Showing() && strings.TrimSpace(s.Text) != "" {
+		r.Output = strings.TrimSuffix(r.Output, "\n") + "\n" + texts.ScreenHeader + "\n" + s.Text
+	}
+	r.Retext()
 }
 
 // fromOutcome maps a run that started: status, text, notice.

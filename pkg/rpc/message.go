@@ -25,9 +25,11 @@ const (
 	TypeStart = "start"
 	// TypeOutput, TypeKill, TypeWait and TypeTasks are the task commands of reference §8.
 	TypeOutput = "output"
-	TypeKill   = "kill"
-	TypeWait   = "wait"
-	TypeTasks  = "tasks"
+	// TypeInput writes to a running task's input (reference §14).
+	TypeInput = "input"
+	TypeKill  = "kill"
+	TypeWait  = "wait"
+	TypeTasks = "tasks"
 	// The place's stores, as another agentbash reaches them through a target (README "Targets"): tasks,
 	// sessions and artifacts kept where the commands run.
 	TypeTasksPrune    = "tasks_prune"

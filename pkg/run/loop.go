@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +18,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/console"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // Loop is the supervision loop: it runs a [Spec] as a local process, `Shell -c Command` in a new session,
@@ -101,19 +103,33 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	if err := checkCommand(string(spec.Command)); err != nil {
 		return Outcome{}, err
 	}
-	stdin, closeStdin, err := openStdin(s.Stdin)
+	var con *console.Console
+	if spec.Interactive != nil {
+		if s.Stdin != nil {
+			return Outcome{}, errors.New("run: an interactive run has its own stdin")
+		}
+		var err error
+		if con, err = console.Open(*spec.Interactive); err != nil {
+			return Outcome{}, err
+		}
+		defer con.Close()
+	}
+	stdin, closeStdin, err := openInput(s.Stdin, con)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer closeStdin()
-	pr, pw, err := os.Pipe()
+	pr, pw, err := outputEnds(con)
 	if err != nil {
-		return Outcome{}, fmt.Errorf("create output pipe: %w", err)
+		return Outcome{}, err
 	}
-	growPipe(pr)
 	prepare()
 
-	cmd, exited, err := spawnShell(spec, lastEnv.of(spec.Env), stdin, pw)
+	env := lastEnv.of(spec.Env)
+	if con != nil && con.TTY() {
+		env = Environ(os.Environ(), append([]string{"TERM=xterm-256color"}, spec.Env...))
+	}
+	cmd, exited, err := spawnShell(spec, env, stdin, pw)
 	if err != nil {
 		pw.Close()
 		pr.Close()
@@ -122,11 +138,22 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	go reserve()
 	pid := cmd.Process.Pid
+	var output io.Writer = s.Out
+	var hangup func()
+	if con != nil {
+		con.Started()
+		if con.TTY() {
+			output, hangup = io.MultiWriter(s.Out, con), con.Hangup // the emulator never refuses nor waits
+		}
+		if s.Console != nil {
+			s.Console(con)
+		}
+	}
 	if s.Started != nil {
 		s.Started(pid)
 	}
 
-	rd := &drainer{r: pr, w: s.Out, limitMet: s.LimitMet, done: make(chan struct{})}
+	rd := &drainer{r: pr, w: output, limitMet: s.LimitMet, hangup: hangup, done: make(chan struct{})}
 	go rd.loop()
 
 	var out Outcome
@@ -173,8 +200,34 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 		}
 	}
 	setStatus(&out, state)
+	if con != nil {
+		out.Screen = con.Screen()
+	}
 	out.Duration = time.Since(start)
 	return out, nil
+}
+
+// openInput is the shell's stdin and what closes it here: the console's (a pipe or the terminal), else
+// openStdin's.
+func openInput(r io.Reader, con *console.Console) (io.Reader, func(), error) {
+	if con != nil {
+		return con.Stdin(), func() {}, nil
+	}
+	return openStdin(r)
+}
+
+// outputEnds are the ends of the command's output: what the drainer reads, and what the shell writes to
+// (its stdout and stderr): a pipe, or with a terminal the terminal's master and the terminal itself.
+func outputEnds(con *console.Console) (r, w *os.File, err error) {
+	if con != nil && con.TTY() {
+		r, err := con.Output()
+		return r, con.Terminal(), err
+	}
+	if r, w, err = os.Pipe(); err != nil {
+		return nil, nil, fmt.Errorf("create output pipe: %w", err)
+	}
+	growPipe(r)
+	return r, w, nil
 }
 
 // lastEnv is the environment of the last run, kept for the next: runs are serialized (running).
@@ -320,6 +373,11 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 		cmd.Stdout = out // one pipe for both streams keeps their order (reference §3.7)
 		cmd.Stderr = out
 		cmd.SysProcAttr = sysProcAttr()
+		if spec.Interactive != nil && spec.Interactive.TTY {
+			// Its terminal (stdin, 0) becomes the controlling terminal of the new session: the one
+			// exception to "no controlling terminal" (reference §14).
+			cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+		}
 		var err error
 		if viaFD {
 			f, err := commandFile(command)
@@ -641,6 +699,7 @@ type drainer struct {
 	r        *os.File
 	w        io.Writer
 	limitMet func() bool // nil: no limit
+	hangup   func()      // nil, or what ends a terminal's writers when reading stops early (their writes would block)
 	done     chan struct{}
 	exitedAt atomic.Int64 // unix nanoseconds; 0 while the shell runs
 	metAt    atomic.Int64 // unix nanoseconds when limitMet first said yes; 0 before
@@ -704,6 +763,9 @@ var testHookBeforeRead func(d *drainer)
 // stop records that reading ends before EOF; while the shell runs, closing the pipe is what ends it.
 func (d *drainer) stop() {
 	d.cut.Store(true)
+	if d.hangup != nil {
+		d.hangup()
+	}
 	if d.exitedAt.Load() == 0 {
 		d.closed.Store(true)
 	} else if hasChildren() {

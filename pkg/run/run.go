@@ -17,13 +17,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentbash/agentbash/pkg/sandbox"
 	"io"
 	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbash/agentbash/pkg/console"
+	"github.com/agentbash/agentbash/pkg/sandbox"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
 
@@ -54,6 +56,11 @@ type Spec struct {
 	// the shell starts through pkg/sandbox's stage. A stage that cannot confine runs nothing, and the run
 	// fails with an error wrapping sandbox.ErrUnavailable.
 	Sandbox *sandbox.Confinement `json:"sandbox,omitempty"`
+	// Interactive, when set, gives the command an input end held by the loop (docs/reference.md §14): a
+	// pipe as its stdin, or a pseudo-terminal as its stdin, stdout, stderr and controlling terminal, with
+	// TERM=xterm-256color under the Env layers. [Streams.Console] gets it; [Outcome.Screen] is the
+	// terminal's last screen. Streams.Stdin must be nil.
+	Interactive *console.Options `json:"interactive,omitempty"`
 }
 
 // Streams are what goes with a [Spec] in one process and never travels: the command's input, where its
@@ -76,6 +83,9 @@ type Streams struct {
 	LimitMet func() bool
 	// Started, if set, is called with the shell's pid once it runs.
 	Started func(pid int)
+	// Console, if set, is given the input end of an interactive run ([Spec.Interactive]) just before
+	// Started, while the shell runs; the console ends with the run.
+	Console func(*console.Console)
 }
 
 // Seconds is s seconds as a duration, the one conversion of the seconds that travel on every wire (a
@@ -139,6 +149,8 @@ type Outcome struct {
 	Duration time.Duration
 	// Warnings are best-effort problems worth telling the caller (e.g. leftover processes).
 	Warnings []string
+	// Screen is what the terminal showed at the end, for a run with one ([Spec.Interactive] TTY).
+	Screen *screen.Screen `json:"screen,omitempty"`
 	// Summary is what the sink saw (set by a [Starter]'s Process; [Loop] leaves it to the caller's sink,
 	// and the supervisor sends it apart, so it is left out of the JSON when empty).
 	Summary sink.Summary `json:",omitzero"`

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/normalize"
@@ -26,6 +27,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Config is the command's own settings (docs/reference.md §4), the same for every request of a process: the
@@ -173,6 +175,16 @@ func (s *Service) Output(ctx context.Context, id, reader string, wait float64, d
 	return ops.Output(ctx, id, reader, run.Seconds(wait), s.c.MaxBytes, deliver)
 }
 
+// Input writes in to task id's input and returns what it printed once its output settled, waiting up to
+// wait seconds (§14).
+func (s *Service) Input(ctx context.Context, id string, in console.Request, wait float64) (result.Result, error) {
+	ops, err := s.tasks()
+	if err != nil {
+		return tasks.ErrorResult(id, err), err
+	}
+	return ops.Input(ctx, id, in, run.Seconds(wait), s.c.MaxBytes)
+}
+
 // Kill ends task id's tree, sig first (§8).
 func (s *Service) Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error) {
 	ops, err := s.tasks()
@@ -312,6 +324,9 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 		r.Env = append(r.Env, k+"="+c.Env[k])
 	}
 	r.Sandbox, r.Refused = s.sandbox(c.Sandbox)
+	if r.Interactive = c.Interactive(); r.Interactive != nil && !r.Interactive.TTY && t == nil && r.Refused == "" {
+		r.Refused = texts.StdinPipeNeedsTask
+	}
 	if r.Sandbox != nil && s.c.Server {
 		r.Workspace = cmp.Or(run.Raw(c.StartCwd), ".")
 	}

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -233,12 +234,25 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 		defer stdin.Close()
 		in = stdin
 	}
+	// An interactive task is reached through a socket in the task store while its shell runs.
+	var listening func()
+	var reach func(*console.Console)
+	if task != nil && spec.Interactive != nil {
+		reach = func(c *console.Console) {
+			var err error
+			if listening, err = console.Listen(task.store.SocketPath(task.id), c); err != nil {
+				task.rec.Warnings = append(task.rec.Warnings, err.Error())
+				cancel(cancelled{}) // a task nobody can give input to must not wait for it
+			}
+		}
+	}
 	// A task's supervisor keeps what its shell leaves running (detached.ownLeftovers): the loop sees
 	// spec.Task.
 	outcome, runErr = run.Loop{}.Run(ctx, spec, run.Streams{
 		Stdin:    in,
 		Out:      output,
 		LimitMet: out.sink.LimitMet,
+		Console:  reach,
 		Started: func(pid int) {
 			if task != nil {
 				if err := task.started(pid, out); err != nil {
@@ -248,6 +262,9 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 			_ = ev.send(Event{Op: OpStarted, Pid: pid})
 		},
 	})
+	if listening != nil {
+		listening()
+	}
 	if tail != nil {
 		tail.Close()
 	}
@@ -279,7 +296,7 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 	if context.Cause(ctx) == errClientGone {
 		return false // nobody to tell
 	}
-	done.Reusable = req.Reuse && task == nil && stdin == nil && !signalled &&
+	done.Reusable = req.Reuse && task == nil && stdin == nil && spec.Interactive == nil && !signalled &&
 		len(outcome.LeftoverPids) == 0 && more && run.Childless()
 	if ev.send(done) != nil {
 		return false // a client that left meanwhile cannot be told; its tree is gone anyway

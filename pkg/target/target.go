@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -284,6 +285,20 @@ func (o taskOps) Output(ctx context.Context, id, reader string, wait time.Durati
 		err = deliver(r)
 	}
 	return r, err
+}
+
+// Input sends in as an rpc input request: text crosses as a JSON string, so bytes that are not UTF-8 reach
+// the far side as U+FFFD (docs/reference.md §14: JSON text is UTF-8).
+func (o taskOps) Input(ctx context.Context, id string, in console.Request, wait time.Duration, _ int) (result.Result, error) {
+	return o.e.taskResult(ctx, id, rpc.TypeInput, struct {
+		TaskID string   `json:"taskId"`
+		Text   string   `json:"text,omitempty"`
+		Keys   []string `json:"keys,omitempty"`
+		EOF    bool     `json:"eof,omitempty"`
+		Cols   int      `json:"cols,omitempty"`
+		Rows   int      `json:"rows,omitempty"`
+		Wait   float64  `json:"wait"`
+	}{id, string(in.Text), in.Keys, in.EOF, in.Cols, in.Rows, wait.Seconds()})
 }
 
 func (o taskOps) Kill(ctx context.Context, id string, sig syscall.Signal) (result.Result, error) {

@@ -423,8 +423,15 @@ func ReadResult(rd Read) result.Result {
 	}
 	r.Output, r.Footer = body, footer
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
+	if o := rd.Record.Outcome; o != nil && !rd.Record.Running() {
+		r.AddScreen(o.Screen) // the terminal's last screen
+	}
 	return r
 }
+
+// StreamEnd is how many raw bytes task rec has printed so far, as its readers see the stream (the artifact
+// and the tail segments past its cap).
+func (s Store) StreamEnd(rec Record) int64 { return streamEnd(s.pieces(rec)) }
 
 // FinalResult is task rec's result as `wait` prints it: [Result], and for a task that ended without a
 // result (its supervisor died) the newest output it had left in its artifact (at most rec.MaxBytes

@@ -114,6 +114,8 @@ type Record struct {
 	Warnings    []string `json:"warnings,omitempty"`
 	// Sandbox is what confines the task for its whole life (details.sandbox); nil when it is not sandboxed.
 	Sandbox *result.Sandbox `json:"sandbox,omitempty"`
+	// Interactive is the task's input, "pipe" or "tty" (docs/reference.md §14); "" when it has none.
+	Interactive string `json:"interactive,omitempty"`
 	// At the end: how the run ended, or the error that kept it from running or the reason it is lost.
 	Outcome *run.Outcome  `json:"outcome,omitempty"`
 	Summary *sink.Summary `json:"summary,omitempty"`
@@ -370,11 +372,16 @@ func (s Store) Remove(id string) error {
 		os.Remove(r)
 	}
 	os.Remove(s.killPath(id))
+	os.Remove(s.SocketPath(id))
 	if err := os.Remove(s.recordPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("task %s: %w", id, err)
 	}
 	return nil
 }
+
+// SocketPath is where the supervisor of task id listens for its input while its shell runs (an
+// interactive task, [Record.Interactive]; pkg/console).
+func (s Store) SocketPath(id string) string { return filepath.Join(s.Dir, id+".sock") }
 
 // startingGrace is how long a record may stay "starting" (id allocated, supervisor not reported yet)
 // before it is taken as lost: the starter died between the two.

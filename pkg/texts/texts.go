@@ -107,3 +107,18 @@ const (
 	NoSuchSetting = "%s: no such setting"
 	DidYouMean    = "; did you mean %s?"
 )
+
+// §14: interactive tasks. A stdin pipe on a foreground run; input to a task that ended (id, status), to one
+// without input (id), or whose input cannot be reached (id, why); the line above a screen in the text; the
+// end of a yielded interactive task's result (id, pid, id, id) on the CLI and in MCP (id, pid, id).
+const (
+	StdinPipeNeedsTask = "stdin: a pipe needs a task that `agentbash input` can write to: use `start --stdin-pipe` " +
+		"or `run --yield S --stdin-pipe` (rpc: start; MCP: run_in_background or yield_seconds), or --tty"
+	InputEnded          = "task %s has ended (%s): it takes no more input"
+	InputNone           = "task %s was started without --stdin-pipe or --tty: it has no input to write to (start it with --stdin-pipe, or --tty for a terminal)"
+	InputUnreachable    = "task %s is running, but its input cannot be reached: %v"
+	ScreenHeader        = "--- screen ---"
+	TaskYieldedInput    = "[Still running as task %s (pid %d): agentbash input %s TEXT (or --keys) answers it, agentbash output %s reads more]"
+	MCPTaskYieldedInput = "[Still running as task %s (pid %d): call bash_input with task_id \"%s\" to type into it " +
+		"(text, keys), bash_output to read more, bash_kill to stop it]"
+)

@@ -1,0 +1,381 @@
+// Package console is the supervisor's input end of an interactive command (docs/reference.md §14): a pipe
+// the command reads as its stdin, or a pseudo-terminal that is its stdin, stdout, stderr and controlling
+// terminal, with a headless terminal emulator (pkg/screen) that makes the screen a person would see.
+//
+// A [Console] is opened before the shell starts ([Open]) and closed after its output was drained. Input
+// is queued for one writer goroutine, bounded by [MaxPending]; the socket of a task ([Listen], [Send])
+// reaches the console of a detached supervisor from any agentbash process (docs/architecture.md,
+// "Interactive").
+package console
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/screen"
+)
+
+// Options is how a command is interactive: a stdin pipe, or with TTY a pseudo-terminal of Cols×Rows. It
+// travels in run.Spec and request.Resolved as it is.
+type Options struct {
+	TTY  bool `json:"tty,omitempty"`
+	Cols int  `json:"cols,omitempty"` // tty: columns, MinSize to MaxSize; 0 is DefaultCols
+	Rows int  `json:"rows,omitempty"` // tty: rows, MinSize to MaxSize; 0 is DefaultRows
+}
+
+// The terminal's size (docs/reference.md §14): 120×40 unless asked, each side 2 to 1000.
+const (
+	DefaultCols = 120
+	DefaultRows = 40
+	MinSize     = 2
+	MaxSize     = 1000
+)
+
+// Mode names the input of o: "tty" or "pipe" (a task record's `interactive`).
+func (o Options) Mode() string {
+	if o.TTY {
+		return "tty"
+	}
+	return "pipe"
+}
+
+// Size is o's terminal size with the defaults filled in.
+func (o Options) Size() (cols, rows int) {
+	cols, rows = o.Cols, o.Rows
+	if cols == 0 {
+		cols = DefaultCols
+	}
+	if rows == 0 {
+		rows = DefaultRows
+	}
+	return cols, rows
+}
+
+// Check refuses a size outside MinSize to MaxSize, or a size without a terminal. A nil o is no input end.
+func (o *Options) Check() error {
+	if o == nil {
+		return nil
+	}
+	if !o.TTY && (o.Cols != 0 || o.Rows != 0) {
+		return errors.New("cols, rows: a size needs a terminal (tty)")
+	}
+	return CheckSize(o.Cols, o.Rows)
+}
+
+// CheckSize refuses a number of columns or rows outside MinSize to MaxSize; 0 means not given.
+func CheckSize(cols, rows int) error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"cols", cols}, {"rows", rows}} {
+		if f.n != 0 && (f.n < MinSize || f.n > MaxSize) {
+			errs = append(errs, fmt.Errorf("%s: want %d to %d, got %d", f.name, MinSize, MaxSize, f.n))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// MaxPending is the most input that waits in the supervisor for the command to read it, bytes (what the
+// kernel's pipe or terminal holds is not counted). Input past it is refused whole ([ErrFull]).
+const MaxPending = 1 << 20
+
+// The errors of [Console.Input] and [Console.Resize]; [Send] gives them back by their text.
+var (
+	ErrFull   = errors.New("the command has not read the input that waits for it (1 MiB): nothing was written")
+	ErrClosed = errors.New("the command's input was closed (--eof): nothing was written")
+	ErrEnded  = errors.New("the command has ended: nothing was written")
+	ErrNoTTY  = errors.New("the command has no terminal (started with --stdin-pipe, not --tty): it cannot be resized")
+)
+
+// Console is the supervisor's end of one interactive command's input. Its methods are safe for concurrent
+// use.
+type Console struct {
+	opts Options
+	in   *os.File // what input is written to: the pipe's write end, or the terminal's master
+	// The files the shell gets, held here until it started (Started closes them): the pipe's read end, or
+	// the terminal's end (its stdin, stdout and stderr).
+	child *os.File
+	term  *screen.Terminal // tty only
+
+	mu      sync.Mutex
+	wake    *sync.Cond
+	queue   []byte // input not yet written
+	writing int    // bytes being written now (still pending)
+	eof     bool   // --eof asked: close (pipe) once the queue is written
+	ended   bool   // Close called
+	werr    error  // the write that failed (the command closed its input)
+	stopped chan struct{}
+}
+
+// Open makes the input end o asks for: a pipe, or a pseudo-terminal of o's size with its emulator. The
+// shell gets [Console.Stdin] (and in tty mode [Console.Terminal] as stdout and stderr, and as its
+// controlling terminal); the caller closes the console once the shell's output was drained.
+func Open(o Options) (*Console, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	c := &Console{opts: o, stopped: make(chan struct{})}
+	c.wake = sync.NewCond(&c.mu)
+	if !o.TTY {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("create the input pipe: %w", err)
+		}
+		c.in, c.child = w, r
+	} else {
+		master, tty, err := pty.Open()
+		if err != nil {
+			return nil, fmt.Errorf("open a pseudo-terminal: %w", err)
+		}
+		cols, rows := o.Size()
+		if err := pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+			master.Close()
+			tty.Close()
+			return nil, fmt.Errorf("size the pseudo-terminal: %w", err)
+		}
+		c.in, c.child = master, tty
+		c.term = screen.New(cols, rows, c.reply)
+	}
+	go c.write()
+	return c, nil
+}
+
+// TTY reports whether the command has a terminal.
+func (c *Console) TTY() bool { return c.opts.TTY }
+
+// Stdin is the shell's stdin: the pipe's read end, or the terminal.
+func (c *Console) Stdin() *os.File { return c.child }
+
+// Terminal is the terminal the shell gets as stdout, stderr and controlling terminal; nil in pipe mode.
+func (c *Console) Terminal() *os.File {
+	if c.opts.TTY {
+		return c.child
+	}
+	return nil
+}
+
+// Output returns a new descriptor of the terminal's master to read the command's output from (the
+// caller closes it; reading it ends with EIO once no process holds the terminal). Pipe mode has none.
+func (c *Console) Output() (*os.File, error) {
+	if !c.opts.TTY {
+		return nil, errors.New("console: no terminal")
+	}
+	fd, err := unix.FcntlInt(c.in.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("duplicate the terminal's master: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "pty-master"), nil
+}
+
+// Started closes this process's copies of the shell's ends, once the shell has them: then the pipe's
+// reader, or the terminal, is the command's alone.
+func (c *Console) Started() {
+	if c.child != nil {
+		c.child.Close()
+	}
+}
+
+// Write feeds the command's output to the emulator (tty mode; pipe mode ignores it). It never fails and
+// never waits for the emulator.
+func (c *Console) Write(p []byte) (int, error) {
+	if c.term != nil {
+		_, _ = c.term.Write(p)
+	}
+	return len(p), nil
+}
+
+// Input queues text, then keys (names [screen.Keys] knows, encoded for the terminal's current modes; in
+// pipe mode Enter is "\n"), then with eof the end of input (pipe: the write end is closed once the queue
+// is written; tty: the terminal's EOF character, VEOF, is sent). It is all or nothing: ErrFull when it
+// would make more than MaxPending wait, ErrClosed after an eof in pipe mode, ErrEnded once the command
+// ended, the write's error when the command closed its input, or the keys' error naming the known ones.
+func (c *Console) Input(text []byte, keys []string, eof bool) error {
+	var encoded []byte
+	if len(keys) > 0 {
+		mode := screen.KeyMode{Pipe: true}
+		if c.term != nil {
+			mode = c.term.KeyMode()
+		}
+		var err error
+		if encoded, err = screen.Keys(keys, mode); err != nil {
+			return err
+		}
+	}
+	if eof && c.opts.TTY {
+		encoded = append(encoded, c.eofChar())
+		eof = false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.ended:
+		return ErrEnded
+	case c.eof:
+		return ErrClosed
+	case c.werr != nil:
+		return fmt.Errorf("the command closed its input: %w", c.werr)
+	case len(c.queue)+c.writing+len(text)+len(encoded) > MaxPending:
+		return ErrFull
+	}
+	c.queue = append(append(c.queue, text...), encoded...)
+	c.eof = eof
+	c.wake.Signal()
+	return nil
+}
+
+// Pending is how many bytes of input wait for the command to read them.
+func (c *Console) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue) + c.writing
+}
+
+// reply queues the emulator's answer to a terminal query; dropped when input is full or ended.
+func (c *Console) reply(p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.werr != nil || len(c.queue)+c.writing+len(p) > MaxPending {
+		return
+	}
+	c.queue = append(c.queue, p...)
+	c.wake.Signal()
+}
+
+// eofChar is the terminal's EOF character (VEOF, C-d unless a program changed it).
+func (c *Console) eofChar() byte {
+	if t, err := unix.IoctlGetTermios(int(c.in.Fd()), unix.TCGETS); err == nil && t.Cc[unix.VEOF] != 0 {
+		return t.Cc[unix.VEOF]
+	}
+	return 0x04
+}
+
+// Resize sets the terminal's size and the emulator's: the command gets SIGWINCH.
+func (c *Console) Resize(cols, rows int) error {
+	if !c.opts.TTY {
+		return ErrNoTTY
+	}
+	if err := CheckSize(cols, rows); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return ErrEnded
+	}
+	oc, or := c.opts.Size()
+	if cols == 0 {
+		cols = oc
+	}
+	if rows == 0 {
+		rows = or
+	}
+	if err := pty.Setsize(c.in, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		return fmt.Errorf("resize the terminal: %w", err)
+	}
+	c.opts.Cols, c.opts.Rows = cols, rows
+	c.term.Resize(cols, rows)
+	return nil
+}
+
+// Screen is what the terminal shows now, after all the output the console was given; nil in pipe mode.
+func (c *Console) Screen() *screen.Screen {
+	if c.term == nil {
+		return nil
+	}
+	s := c.term.Snapshot()
+	return &s
+}
+
+// Hangup closes the input end at once, as a terminal that went away: the command's reads of a pipe see
+// EOF, and a terminal's processes get SIGHUP and EIO. For a drain that stopped reading while the command
+// runs (its writes to a terminal would otherwise block).
+func (c *Console) Hangup() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stop()
+}
+
+// Close ends the console once the command's output was drained: queued input is dropped, the input end is
+// closed, the emulator stops (Screen still answers). It returns at once; later calls do nothing.
+func (c *Console) Close() {
+	c.mu.Lock()
+	c.stop()
+	c.mu.Unlock()
+	<-c.stopped
+	if c.child != nil {
+		c.child.Close() // when the shell never started
+	}
+	if c.term != nil {
+		c.term.Close()
+	}
+}
+
+// stop marks the console ended and wakes the writer, which closes the input end. c.mu is held.
+func (c *Console) stop() {
+	if !c.ended {
+		c.ended, c.queue = true, nil
+		c.wake.Signal()
+		// A write blocked on a full pipe or terminal returns once the file is closed.
+		_ = c.in.SetWriteDeadline(time.Unix(1, 0))
+	}
+}
+
+// write is the one writer: it writes the queue to the input end in pieces as the command reads them,
+// closes the pipe after an eof, and closes the input end when the console ends.
+func (c *Console) write() {
+	defer close(c.stopped)
+	defer c.in.Close()
+	for {
+		c.mu.Lock()
+		for len(c.queue) == 0 && !c.ended && !(c.eof && !c.opts.TTY) {
+			c.wake.Wait()
+		}
+		if c.ended {
+			c.mu.Unlock()
+			return
+		}
+		if len(c.queue) == 0 { // eof asked, everything written: the pipe's end
+			c.mu.Unlock()
+			c.in.Close()
+			c.mu.Lock()
+			for !c.ended {
+				c.wake.Wait()
+			}
+			c.mu.Unlock()
+			return
+		}
+		piece := c.queue[:min(len(c.queue), writePiece)]
+		c.queue = c.queue[len(piece):]
+		if len(c.queue) == 0 {
+			c.queue = nil // let a large queue's memory go
+		}
+		c.writing = len(piece)
+		c.mu.Unlock()
+		_, err := c.in.Write(piece)
+		c.mu.Lock()
+		c.writing = 0
+		if err != nil && !c.ended {
+			c.werr, c.queue = err, nil
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.mu.Lock()
+			for !c.ended {
+				c.wake.Wait()
+			}
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// writePiece is the most the writer hands the kernel at once: small enough that a refusal (ErrFull) is
+// about what really waits, large enough for few calls.
+const writePiece = 64 << 10

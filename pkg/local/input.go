@@ -1,0 +1,119 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentbash/agentbash/pkg/console"
+	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/screen"
+	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
+)
+
+// Settling (reference §14): after input, the output has settled once it grew and then stayed quiet for
+// settleQuiet; the stream's size is looked at every settleLook.
+const (
+	settleQuiet = 100 * time.Millisecond
+	settleLook  = 20 * time.Millisecond
+)
+
+// Input writes in to task id's input through its supervisor's socket, waits up to wait for the output to
+// settle, and returns the default reader's read with the terminal's screen (reference §14).
+func (t taskOps) Input(ctx context.Context, id string, in console.Request, wait time.Duration, maxBytes int) (result.Result, error) {
+	store := t.e.taskStore()
+	rec, err := store.Load(id)
+	if err == nil {
+		err = acceptsInput(rec, in)
+	}
+	if err != nil {
+		return tasks.ErrorResult(id, err), err
+	}
+	before := store.StreamEnd(rec)
+	reply, err := console.Send(ctx, store.SocketPath(id), in)
+	switch {
+	case errors.Is(err, console.ErrNoConsole):
+		// Its shell ended since the record was read (the socket goes first), or its supervisor is gone.
+		if now, lerr := store.Load(id); lerr == nil && !now.Running() {
+			err = fmt.Errorf(texts.InputEnded, id, now.Status)
+		} else {
+			err = fmt.Errorf(texts.InputUnreachable, id, err)
+		}
+	case err != nil:
+		err = fmt.Errorf(texts.InputUnreachable, id, err)
+	case reply.Error != "":
+		err = fmt.Errorf("task %s: %s", id, reply.Error)
+	}
+	if err != nil {
+		return tasks.ErrorResult(id, err), err
+	}
+	settle(ctx, store, id, before, wait)
+	return t.Output(ctx, id, tasks.DefaultReader, 0, maxBytes, nil)
+}
+
+// acceptsInput says why task rec cannot take in: it ended, it has no input, a resize of a pipe, unknown
+// keys (their error lists the known names).
+func acceptsInput(rec tasks.Record, in console.Request) error {
+	switch {
+	case !rec.Running():
+		return fmt.Errorf(texts.InputEnded, rec.TaskID, rec.Status)
+	case rec.Interactive == "":
+		return fmt.Errorf(texts.InputNone, rec.TaskID)
+	case (in.Cols != 0 || in.Rows != 0) && rec.Interactive != "tty":
+		return fmt.Errorf("task %s: %w", rec.TaskID, console.ErrNoTTY)
+	}
+	if err := console.CheckSize(in.Cols, in.Rows); err != nil {
+		return err
+	}
+	if len(in.Keys) > 0 {
+		if _, err := screen.Keys(in.Keys, screen.KeyMode{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle waits until task id's stream grew past before and then stayed quiet for settleQuiet, the task
+// ended, wait passed or ctx ended: the answer to what was typed is then in the stream.
+func settle(ctx context.Context, store tasks.Store, id string, before int64, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	size, grew := before, time.Time{}
+	for {
+		step := min(settleLook, time.Until(deadline))
+		if step <= 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(step):
+		}
+		rec, err := store.Load(id)
+		if err != nil {
+			return
+		}
+		now := store.StreamEnd(rec)
+		switch {
+		case now != size:
+			size, grew = now, time.Now()
+		case !grew.IsZero() && time.Since(grew) >= settleQuiet:
+			return
+		}
+		if !rec.Running() {
+			return
+		}
+	}
+}
+
+// withScreen adds the screen of running task rec's terminal to r, asked of its supervisor; an ended task's
+// result has its last one already. A screen that cannot be had leaves r as it is.
+func withScreen(ctx context.Context, store tasks.Store, rec tasks.Record, r *result.Result) {
+	if rec.Interactive != "tty" || !rec.Running() {
+		return
+	}
+	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), console.Request{}); err == nil {
+		r.AddScreen(reply.Screen)
+	}
+}
