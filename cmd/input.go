@@ -63,8 +63,8 @@ Exit status: 0 when the input was written; 1 when the task ended, has no input, 
 					return usageError{err: errors.New("--keys: no key named"), cmd: c.CommandPath()}
 				}
 			}
-			if err := console.CheckSize(cols, rows); err != nil {
-				return usageError{err: fmt.Errorf("--%w", err), cmd: c.CommandPath()}
+			if err := checkSizeFlags(c.Flags()); err != nil {
+				return usageError{err: err, cmd: c.CommandPath()}
 			}
 			svc, text, err := taskEnv(c, ios)
 			if err != nil {

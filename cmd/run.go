@@ -292,7 +292,10 @@ func (f runFlags) request(command string) request.Command {
 
 // checkInput refuses flags of a command's input that do not go together (reference §14): a size without
 // --tty or out of 2–1000, --stdin with --stdin-pipe or --tty, a stdin pipe on a run nothing could write to.
-func (f runFlags) checkInput() error {
+func (f runFlags) checkInput(fs *pflag.FlagSet) error {
+	if err := checkSizeFlags(fs); err != nil {
+		return err
+	}
 	switch {
 	case (f.cols != 0 || f.rows != 0) && !f.tty:
 		return errors.New("--cols and --rows size a terminal: they need --tty")
@@ -301,8 +304,15 @@ func (f runFlags) checkInput() error {
 	case f.stdinPipe && !f.background && f.yield == 0:
 		return errors.New("--stdin-pipe needs a task that agentbash input can write to: use start, or run --yield or --background")
 	}
-	if err := console.CheckSize(f.cols, f.rows); err != nil {
-		return fmt.Errorf("--%w", err)
+	return nil
+}
+
+// checkSizeFlags refuses a --cols or --rows given outside 2 to 1000 (0 too: it is no size).
+func checkSizeFlags(fs *pflag.FlagSet) error {
+	for _, name := range []string{"cols", "rows"} {
+		if n, err := fs.GetInt(name); err == nil && fs.Changed(name) && (n < console.MinSize || n > console.MaxSize) {
+			return fmt.Errorf("--%s: want %d to %d, got %d", name, console.MinSize, console.MaxSize, n)
+		}
 	}
 	return nil
 }
@@ -332,7 +342,7 @@ func runRun(c *cobra.Command, ios IO, f runFlags, args []string) error {
 	if f.preview < 0 {
 		return usageError{err: errors.New("--preview takes a line count ≥ 0"), cmd: c.CommandPath()}
 	}
-	if err := f.checkInput(); err != nil {
+	if err := f.checkInput(c.Flags()); err != nil {
 		return usageError{err: err, cmd: c.CommandPath()}
 	}
 	if err := checkEnvFlags(f.env); err != nil {
