@@ -16,6 +16,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/screen"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -131,10 +132,6 @@ type Input struct {
 	In     console.Request
 	Wait   float64
 }
-
-// DefaultInputWait is how long an input request waits for the output to settle unless it says, seconds
-// (reference §14).
-const DefaultInputWait = 0.5
 
 // Kill is a kill request: the task's tree gets Signal first.
 type Kill struct {
@@ -633,10 +630,10 @@ func checkBash(b *Bash) error {
 }
 
 // decodeInput checks an input request and makes it: its keys are names screen.Keys knows (an unknown
-// one is refused by name, before anything is written), its wait ≥ 0 (default DefaultInputWait), its size
+// one is refused by name, before anything is written), its wait ≥ 0 (default service.DefaultInputWait), its size
 // 2 to 1000 (whether the task has a terminal to resize is the task's to say).
 func decodeInput(w inputWire) (*Input, error) {
-	in := &Input{TaskID: w.TaskID, Wait: DefaultInputWait,
+	in := &Input{TaskID: w.TaskID, Wait: service.DefaultInputWait,
 		In: console.Request{EOF: w.EOF, Cols: w.Cols, Rows: w.Rows}}
 	if w.Text != "" {
 		in.In.Text = []byte(w.Text)

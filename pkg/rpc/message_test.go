@@ -11,6 +11,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/sandbox"
+	"github.com/agentbash/agentbash/pkg/service"
 )
 
 // decodeTests are request lines with what Decode makes of them: the error (a part of its text) or the
@@ -134,7 +135,7 @@ func TestDecodeFields(t *testing.T) {
 		t.Errorf("default reader %q", m.Output.Reader)
 	}
 	m, _ = Decode([]byte(`{"type":"input","taskId":"3","text":"6*7\r"}`), request.Command{})
-	if in := m.Input; in.Wait != DefaultInputWait || string(in.In.Text) != "6*7\r" || in.In.Keys != nil || in.In.EOF {
+	if in := m.Input; in.Wait != service.DefaultInputWait || string(in.In.Text) != "6*7\r" || in.In.Keys != nil || in.In.EOF {
 		t.Errorf("input defaults %+v", in)
 	}
 	for _, keys := range []string{`"Enter, C-c"`, `["Enter","C-c"]`} {
