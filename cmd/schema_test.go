@@ -199,6 +199,8 @@ func TestEveryFieldDocumented(t *testing.T) {
 		{"bad utf-8", nil, []string{"run", "printf '\\xff\\xfe bad \\x1b[31mred\\x1b[0m'"}, nil},
 		{"session", nil, []string{"run", "--session", "schema-s", "cd /"}, []string{"details.session", "details.finalCwd"}},
 		{"bad target", nil, []string{"run", "--target", "nosuch://x", "true"}, []string{"details.target"}},
+		{"terminal", nil, []string{"run", "--tty", "--cols", "40", "--rows", "5", "printf 'Name: '"},
+			[]string{"details.screen.text", "details.screen.rows", "details.screen.cursor.col", "details.screen.altScreen"}},
 	}
 
 	seen := map[string]bool{}

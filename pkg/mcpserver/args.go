@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/sandbox"
+	"github.com/agentbash/agentbash/pkg/screen"
 )
 
 // The server checks a call's arguments itself (README "MCP server"): a broken argument gets an isError
@@ -30,6 +32,9 @@ const (
 	mustBool    = "must be true or false"
 	mustTaskID  = `must be a task id: the digits bash returned, as a string ("7") or a number (7)`
 	mustSandbox = "must be " + request.WantSandbox
+	mustSize    = "must be a whole number from 2 to 1000"
+	mustKeys    = `must be a list of key names (["Enter"], ["C-c"]) or one string of them ("Enter,C-c")`
+	mustStdin   = `must be "pipe" (a pipe that bash_input writes to) or left out`
 )
 
 // args reads the arguments of one call: each getter takes one argument out, and [args.check] then says
@@ -146,6 +151,56 @@ func (a *args) sandbox(name string) *sandbox.Policy {
 		a.err = errors.New(strings.ReplaceAll(err.Error(), "\n", "; ")) // the key inside it and what it takes
 	}
 	return nil
+}
+
+// size is the argument name of a terminal's columns or rows, a whole number from 2 to 1000, nil when it is
+// left out.
+func (a *args) size(name string) *int {
+	v, ok := a.take(name, mustSize, false)
+	if !ok {
+		return nil
+	}
+	var f float64
+	if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < console.MinSize || f > console.MaxSize {
+		a.fail(name, mustSize, v)
+		return nil
+	}
+	n := int(f)
+	return &n
+}
+
+// keys is the key names argument name: a list of names, or one string of them split at commas as the
+// command line's --keys is; each a name screen.Keys knows (an unknown one is named, with the known ones).
+func (a *args) keys(name string) []string {
+	v, ok := a.take(name, mustKeys, false)
+	if !ok {
+		return nil
+	}
+	var names []string
+	var s string
+	switch {
+	case json.Unmarshal(v, &s) == nil:
+		names = screen.ParseKeys(s)
+	case json.Unmarshal(v, &names) == nil:
+	default:
+		a.fail(name, mustKeys, v)
+		return nil
+	}
+	if _, err := screen.Keys(names, screen.KeyMode{}); err != nil && a.err == nil {
+		a.err = fmt.Errorf("%s: %w", name, err)
+	}
+	return names
+}
+
+// stdin is the stdin argument name: request.StdinPipe, or "" when it is left out.
+func (a *args) stdin(name string) string {
+	v, ok := a.take(name, mustStdin, false)
+	var s string
+	if ok && (json.Unmarshal(v, &s) != nil || s != request.StdinPipe) {
+		a.fail(name, mustStdin, v)
+		return ""
+	}
+	return s
 }
 
 // taskID is the task id argument name, given as a string or as a JSON integer (a model may write 7 for

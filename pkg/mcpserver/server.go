@@ -1,5 +1,5 @@
 // Package mcpserver is agentbash's Model Context Protocol server (reference §9): the tools bash, bash_output,
-// bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
+// bash_input, bash_kill and bash_tasks over an MCP transport (stdio for `agentbash mcp`), built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk). Each call runs through the same pipeline and task store as the
 // command line, so a result is the one `agentbash run` prints: content the model-visible text,
 // structuredContent its details with that text as output (and the truncation notice), under each tool's
@@ -47,7 +47,8 @@ type Options struct {
 	For     func(target string) (*service.Service, error)
 	Targets []string
 	// Defaults are the fields of a bash call that the call leaves out: the run flags the server was started
-	// with (cwd, head, tail, noNormalize, env, …). Command, Session and Stdin are ignored.
+	// with (cwd, head, tail, noNormalize, env, …). Command, Session, Stdin and the input end (StdinMode, TTY,
+	// Cols, Rows) are the call's own.
 	Defaults request.Command
 
 	// Session names the session (reference §7.1) every bash call of every connection runs in. When it is ""
@@ -74,7 +75,7 @@ type Server struct {
 	mcp *mcp.Server
 }
 
-// New builds the server and registers its four tools.
+// New builds the server and registers its tools.
 func New(o Options) *Server {
 	logger := o.Logger
 	if logger == nil {
@@ -96,7 +97,8 @@ func New(o Options) *Server {
 const instructions = `agentbash runs shell commands the way a coding agent's bash tool should: bounded output with the full
 output saved to a file, a timeout that kills the whole process tree, no prompts or pagers, and background
 tasks for servers, watchers and long builds. Use bash to run a command; bash with run_in_background for one
-that does not end by itself, then bash_output to read it, bash_kill to stop it, bash_tasks to list tasks.`
+that does not end by itself, then bash_output to read it, bash_kill to stop it, bash_tasks to list tasks.
+For a REPL or a prompt, bash with tty and yield_seconds, then bash_input to type into it.`
 
 // conn is one connection as its calls see it: the context Serve was given (its cancel reaches every
 // running call) and the session its bash calls run in.

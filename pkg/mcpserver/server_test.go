@@ -204,7 +204,10 @@ func TestToolsListSchemas(t *testing.T) {
 	}{
 		"bash": {map[string]string{"command": "string", "cwd": "string", "timeout": "number", "head": "integer",
 			"tail": "integer", "run_in_background": "boolean", "yield_seconds": "number", "target": "string",
-			"sandbox": "<nil>"}, []string{"command"}}, // sandbox: oneOf a string and an object (TestSandboxSchema)
+			"sandbox": "<nil>", "tty": "boolean", "cols": "integer", "rows": "integer", "stdin": "string"},
+			[]string{"command"}}, // sandbox: oneOf a string and an object (TestSandboxSchema)
+		"bash_input": {map[string]string{"task_id": "[string integer]", "text": "string", "keys": "array", "eof": "boolean",
+			"wait_seconds": "number", "cols": "integer", "rows": "integer", "target": "string"}, []string{"task_id"}},
 		"bash_output": {map[string]string{"task_id": "[string integer]", "wait_seconds": "number", "target": "string"}, []string{"task_id"}},
 		"bash_kill":   {map[string]string{"task_id": "[string integer]", "target": "string"}, []string{"task_id"}},
 		"bash_tasks":  {map[string]string{"all": "boolean", "target": "string"}, nil},
@@ -240,15 +243,24 @@ func TestToolsListSchemas(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"bash", "bash_kill", "bash_output", "bash_tasks"}) {
+	if !slices.Equal(names, []string{"bash", "bash_input", "bash_kill", "bash_output", "bash_tasks"}) {
 		t.Errorf("tools %v", names)
 	}
 	// What a model must learn from bash's description.
 	bash := res.Tools[slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "bash" })]
 	for _, s := range []string{"run_in_background", "artifactPath", "artifact://", "not a failure of this tool",
-		"bash_output", "bash_kill", "yield_seconds", "cwd works as a cd before the command", "last 50.0KB"} {
+		"bash_output", "bash_kill", "yield_seconds", "cwd works as a cd before the command", "last 50.0KB",
+		"tty: true", "bash_input", `"6*7\r"`, `["C-c"]`, `["C-d"]`, "--- screen ---"} {
 		if !strings.Contains(bash.Description, s) {
 			t.Errorf("bash's description does not mention %q", s)
+		}
+	}
+	// And bash_input's: what it answers, how Enter is typed, how the loop ends.
+	input := res.Tools[slices.IndexFunc(res.Tools, func(t *mcp.Tool) bool { return t.Name == "bash_input" })]
+	for _, s := range []string{"REPL", "prompt", "tty: true", `"6*7\r"`, `["Enter"]`, "C-d", "--- screen ---",
+		"structuredContent.screen"} {
+		if !strings.Contains(input.Description, s) {
+			t.Errorf("bash_input's description does not mention %q", s)
 		}
 	}
 }
@@ -385,6 +397,23 @@ func TestBadArguments(t *testing.T) {
 		{"bash_kill", map[string]any{"task_id": "999999"}, "999999"},
 		{"bash_kill", map[string]any{"task_id": "7", "signal": "KILL"}, `unknown argument "signal": bash_kill takes only task_id`},
 		{"bash_tasks", map[string]any{"everything": true}, `unknown argument "everything": bash_tasks takes only all`},
+		{"bash", map[string]any{"command": "cat", "stdin": "file"}, `stdin must be "pipe" (a pipe that bash_input writes to) or left out, got "file"`},
+		{"bash", map[string]any{"command": "cat", "stdin": true}, `stdin must be "pipe"`},
+		{"bash", map[string]any{"command": "tty", "tty": "yes"}, `tty must be true or false, got "yes"`},
+		{"bash", map[string]any{"command": "tty", "tty": true, "cols": 1}, "cols must be a whole number from 2 to 1000, got 1"},
+		{"bash", map[string]any{"command": "tty", "tty": true, "rows": 40.5}, "rows must be a whole number from 2 to 1000, got 40.5"},
+		{"bash", map[string]any{"command": "tty", "cols": 80}, "cols and rows size a terminal: they need tty: true"},
+		{"bash", map[string]any{"command": "cat", "stdin": "pipe"}, texts.StdinPipeNeedsTask},
+		{"bash_input", map[string]any{"text": "x"}, "task_id is missing: bash_input needs it"},
+		{"bash_input", map[string]any{"task_id": "7", "keys": []string{"Enter", "Frob"}}, `keys: unknown key "Frob"`},
+		{"bash_input", map[string]any{"task_id": "7", "keys": "C-c,Nope"}, `keys: unknown key "Nope"`},
+		{"bash_input", map[string]any{"task_id": "7", "keys": 5}, `keys must be a list of key names (["Enter"], ["C-c"]) or one string of them ("Enter,C-c"), got 5`},
+		{"bash_input", map[string]any{"task_id": "7", "text": []int{1}}, "text must be a string, got [1]"},
+		{"bash_input", map[string]any{"task_id": "7", "eof": "yes"}, `eof must be true or false, got "yes"`},
+		{"bash_input", map[string]any{"task_id": "7", "wait_seconds": -1}, "wait_seconds must be a number of seconds ≥ 0, got -1"},
+		{"bash_input", map[string]any{"task_id": "7", "cols": 1001}, "cols must be a whole number from 2 to 1000, got 1001"},
+		{"bash_input", map[string]any{"task_id": "7", "reader": "me"}, `unknown argument "reader": bash_input takes only task_id, text, keys, eof, wait_seconds, cols, rows, target`},
+		{"bash_input", map[string]any{"task_id": "999999", "text": "x"}, "task 999999: no such task"},
 		{"bash_tasks", map[string]any{"all": 1}, "all must be true or false, got 1"},
 	} {
 		r := call(t, cs, tc.tool, tc.args)
@@ -892,4 +921,74 @@ func TestTargetArgument(t *testing.T) {
 		strings.Contains(fmt.Sprint(tools.Tools[0].InputSchema), "cmd://") {
 		t.Errorf("the target argument's description: %v", err)
 	}
+}
+
+// The loop the descriptions teach: a python REPL in a terminal, yielded with its prompt on the screen;
+// bash_input types "6*7\r" and its own result shows 42; keys C-d ends it; input to the ended task is an
+// error result that says so.
+func TestInteractiveTerminal(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	y := call(t, cs, "bash", map[string]any{"command": "python3 -q", "tty": true, "cols": 80, "rows": 24, "yield_seconds": 2})
+	d := details(t, y)
+	checkStructured(t, cs, "bash", y)
+	if d.Status != result.StatusRunning || d.Screen == nil || !strings.HasSuffix(strings.TrimRight(d.Screen.Text, "\n "), ">>>") ||
+		d.Screen.Cols != 80 || d.Screen.Rows != 24 {
+		t.Fatalf("yield: %q %+v", text(y), d.Screen)
+	}
+	if want := fmt.Sprintf(texts.MCPTaskYieldedInput, d.TaskID, d.Pid, d.TaskID); !strings.HasSuffix(text(y), want) ||
+		!strings.Contains(text(y), texts.ScreenHeader+"\n") {
+		t.Errorf("yield text %q: want the screen and %q", text(y), want)
+	}
+	id, _ := strconv.Atoi(d.TaskID)
+	i := call(t, cs, "bash_input", map[string]any{"task_id": id, "text": "6*7\r", "wait_seconds": 5})
+	sc := checkStructured(t, cs, "bash_input", i)
+	screen, _ := sc["screen"].(map[string]any)
+	shown, _ := screen["text"].(string)
+	if i.IsError || !regexp.MustCompile(`(?m)^42\s*$`).MatchString(text(i)) || !regexp.MustCompile(`(?m)^42\s*$`).MatchString(shown) ||
+		sc["status"] != result.StatusRunning {
+		t.Errorf("bash_input: %q, screen %q", text(i), shown)
+	}
+	c := call(t, cs, "bash_input", map[string]any{"task_id": d.TaskID, "keys": []string{"C-d"}, "wait_seconds": 5})
+	for st := details(t, c).Status; st == result.StatusRunning; st = details(t, c).Status {
+		c = call(t, cs, "bash_output", map[string]any{"task_id": d.TaskID, "wait_seconds": 5})
+	}
+	if d := details(t, c); d.Status != result.StatusExited || d.ExitCode == nil || *d.ExitCode != 0 {
+		t.Errorf("after C-d: %q %+v", text(c), d)
+	}
+	e := call(t, cs, "bash_input", map[string]any{"task_id": d.TaskID, "text": "1\r"})
+	checkStructured(t, cs, "bash_input", e)
+	if want := fmt.Sprintf(texts.InputEnded, d.TaskID, result.StatusExited); !e.IsError || text(e) != want {
+		t.Errorf("input to the ended task: %q, want %q", text(e), want)
+	}
+}
+
+// A stdin pipe: a REPL reading lines answers what bash_input writes, keys given as one string; a task
+// started without input refuses it.
+func TestInteractivePipe(t *testing.T) {
+	cs, _ := connect(t, testServer(t, nil), nil)
+	r := call(t, cs, "bash", map[string]any{"command": "python3 -q -i", "stdin": "pipe", "run_in_background": true})
+	id := details(t, r).TaskID
+	if r.IsError || id == "" {
+		t.Fatalf("start: %q", text(r))
+	}
+	seen := ""
+	for range 10 {
+		if seen += text(call(t, cs, "bash_output", map[string]any{"task_id": id, "wait_seconds": 1})); strings.Contains(seen, ">>>") {
+			break
+		}
+	}
+	i := call(t, cs, "bash_input", map[string]any{"task_id": id, "text": "print(6*7)", "keys": "Enter", "wait_seconds": 5})
+	if i.IsError || !regexp.MustCompile(`(?m)^42$`).MatchString(text(i)) || details(t, i).Screen != nil {
+		t.Errorf("bash_input: %q %+v", text(i), details(t, i))
+	}
+	call(t, cs, "bash_kill", map[string]any{"task_id": id})
+
+	m := newMarker(t)
+	r = call(t, cs, "bash", map[string]any{"command": "exec -a " + m + " sleep 300", "run_in_background": true})
+	id = details(t, r).TaskID
+	e := call(t, cs, "bash_input", map[string]any{"task_id": id, "text": "x\n"})
+	if want := fmt.Sprintf(texts.InputNone, id); !e.IsError || text(e) != want {
+		t.Errorf("input to a task without input: %q, want %q", text(e), want)
+	}
+	call(t, cs, "bash_kill", map[string]any{"task_id": id})
 }

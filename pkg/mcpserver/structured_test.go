@@ -185,10 +185,17 @@ func TestProgressHeartbeatWithoutOutput(t *testing.T) {
 
 // A yielded run on a target ends with the MCP hint naming the target as the tools' argument, not the CLI's.
 func TestYieldHintOnATarget(t *testing.T) {
-	r := result.Result{Details: result.Details{Status: result.StatusRunning, TaskID: "4", Pid: 9, Target: "ssh://b"},
-		Footer: []string{fmt.Sprintf(texts.TaskYielded, "4", 9, "4 --target ssh://b")}}
-	got := mcpYield(r).Footer[0]
-	if want := fmt.Sprintf(texts.MCPTaskYieldedOn, "4", 9, "4", "ssh://b"); got != want {
-		t.Errorf("got %q, want %q", got, want)
+	for _, tc := range []struct{ cli, want string }{
+		{fmt.Sprintf(texts.TaskYielded, "4", 9, "4 --target ssh://b"), fmt.Sprintf(texts.MCPTaskYieldedOn, "4", 9, "4", "ssh://b")},
+		// A task that takes input: the CLI's hint as the target's rpc gives it, or with --target.
+		{fmt.Sprintf(texts.TaskYieldedInput, "4", 9, "4", "4"), fmt.Sprintf(texts.MCPTaskYieldedInputOn, "4", 9, "4", "ssh://b")},
+		{fmt.Sprintf(texts.TaskYieldedInput, "4", 9, "4 --target ssh://b", "4 --target ssh://b"),
+			fmt.Sprintf(texts.MCPTaskYieldedInputOn, "4", 9, "4", "ssh://b")},
+	} {
+		r := result.Result{Details: result.Details{Status: result.StatusRunning, TaskID: "4", Pid: 9, Target: "ssh://b"},
+			Footer: []string{tc.cli}}
+		if got := mcpYield(r).Footer[0]; got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.cli, got, tc.want)
+		}
 	}
 }

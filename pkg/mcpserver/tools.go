@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
@@ -38,6 +39,11 @@ type BashArgs struct {
 	Target       string   `json:"target,omitempty" jsonschema:"where to run the command"` // replaced by targetDescription
 	// Sandbox confines the command (reference §13); it can only tighten the server's sandbox.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"` // its schema is sandboxSchema
+	// TTY runs the command in a terminal of Cols×Rows; Stdin "pipe" gives a task a stdin pipe (reference §14).
+	TTY   bool   `json:"tty,omitempty" jsonschema:"run the command in a terminal (a pseudo-terminal), for a REPL, a prompt, git add -p, vi: with yield_seconds it goes on as a task you answer with bash_input, and results add the screen"`
+	Cols  *int   `json:"cols,omitempty" jsonschema:"with tty: the terminal's width in columns (default 120)"`
+	Rows  *int   `json:"rows,omitempty" jsonschema:"with tty: the terminal's height in rows (default 40)"`
+	Stdin string `json:"stdin,omitempty" jsonschema:"\"pipe\": with run_in_background or yield_seconds, give the task a plain pipe as its stdin that bash_input writes to (no terminal: Enter is \"\\n\")"`
 }
 
 // sandboxDescription is what the sandbox argument says to the model; %s is the server's own sandbox.
@@ -89,6 +95,18 @@ type OutputArgs struct {
 	Target      string   `json:"target,omitempty" jsonschema:"the target the task was started on"`
 }
 
+// InputArgs are the arguments of bash_input.
+type InputArgs struct {
+	TaskID      string   `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
+	Text        string   `json:"text,omitempty" jsonschema:"text to type, written as given: in a terminal Enter is \"\\r\" (\"6*7\\r\"), in a pipe \"\\n\""`
+	Keys        []string `json:"keys,omitempty" jsonschema:"keys to press after text, in order, e.g. [\"Enter\"], [\"C-c\"], [\"Down\", \"Enter\"]: Enter, Tab, Esc, Up, Down, Left, Right, PageUp, PageDown, Backspace, C-a to C-z, F1-F12, M-x, or one character (the string \"Enter,C-c\" works too)"`
+	EOF         bool     `json:"eof,omitempty" jsonschema:"then end the input: close the pipe, or send the terminal's end-of-file (C-d)"`
+	WaitSeconds *float64 `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds for the answer (default 0.5); it returns once the output goes quiet, so more costs nothing when the answer is quick"`
+	Cols        *int     `json:"cols,omitempty" jsonschema:"resize the task's terminal to this many columns"`
+	Rows        *int     `json:"rows,omitempty" jsonschema:"resize the task's terminal to this many rows"`
+	Target      string   `json:"target,omitempty" jsonschema:"the target the task was started on"`
+}
+
 // KillArgs are the arguments of bash_kill.
 type KillArgs struct {
 	TaskID string `json:"task_id" jsonschema:"the task id that bash returned (its digits, e.g. \"7\"; the number 7 works too)"`
@@ -128,7 +146,7 @@ type TaskList struct {
 }
 
 const bashDescription = `Run a shell command with bash and get its output (stdout and stderr together), as a terminal shows it.
-The command's stdin is empty: nothing may wait for input, and pagers and prompts are off.
+The command's stdin is empty (unless tty or stdin is set: see Interactive below): nothing may wait for input, and pagers and prompts are off.
 
 Results:
 - The text is the output, then, when the command failed, a status line ("Command exited with code 2", "Command killed by signal SIGSEGV", or a first line "[Command timed out after %[2]s seconds]"; the default timeout is %[2]s seconds). A non-zero exit is reported in the result, with isError set and structuredContent.exitCode; it is not a failure of this tool: read the output to see what went wrong.
@@ -137,7 +155,9 @@ Results:
 
 %[1]s
 
-Background tasks: for a command that does not end by itself or runs for minutes (a dev server, a watcher, a long build or test run), set run_in_background: it returns at once with "Started task 7 (pid 4242): …" and structuredContent.taskId, and the command keeps running after this call (it has no timeout unless you give one). Read what it prints with bash_output, stop it with bash_kill, list tasks with bash_tasks. Or set yield_seconds: the command runs as usual, but if it is still running after that many seconds it goes on as a task and you get what it printed so far.`
+Background tasks: for a command that does not end by itself or runs for minutes (a dev server, a watcher, a long build or test run), set run_in_background: it returns at once with "Started task 7 (pid 4242): …" and structuredContent.taskId, and the command keeps running after this call (it has no timeout unless you give one). Read what it prints with bash_output, stop it with bash_kill, list tasks with bash_tasks. Or set yield_seconds: the command runs as usual, but if it is still running after that many seconds it goes on as a task and you get what it printed so far.
+
+Interactive programs (a REPL, a prompt, git add -p, a full-screen program such as vi): set tty: true and yield_seconds (2 reaches a prompt). The command runs in a terminal and goes on as a task; the text shows the terminal's screen under "--- screen ---" when a prompt or full-screen program waits. Answer with bash_input (text "6*7\r": in a terminal Enter is \r; or keys ["Enter"], ["C-c"]), read more with bash_output, end with bash_kill or keys ["C-d"]. stdin: "pipe" gives a plain pipe instead of a terminal.`
 
 const sessionOn = `State carries over between bash calls of this connection, as in one terminal: cd, exported variables, functions and aliases stay for the next call. cwd works as a cd before the command: the next calls start where this one ended, not where they were before. A command that timed out or was cancelled leaves the state as it was. A call with run_in_background or yield_seconds starts from the state but does not change it (a cd or export in it stays in that command). Calls of this connection run one after another.`
 
@@ -146,6 +166,8 @@ const sessionOff = `Every call starts afresh in the server's directory (or cwd):
 const outputDescription = `Read what a background task (started by bash with run_in_background or yield_seconds) printed since your previous read of it: reads never repeat output and never skip it silently.
 "(no new output)" means nothing arrived. If more than %s arrived since the last read, you get the newest part and a notice saying how much was skipped; the file structuredContent.artifactPath holds everything.
 wait_seconds waits up to that long for new output or the task's end (use it instead of sleep). While the task runs, structuredContent.status is "running"; once it ended, the result carries its exit code and status line as a bash result does (a non-zero exit sets isError).`
+
+const inputDescription = `Type into a running interactive task (a REPL, a prompt waiting for an answer, git add -p, vi) that bash started with tty: true (or stdin: "pipe") and yield_seconds or run_in_background. Writes text as given, then keys, then with eof the end of input, and returns what the task printed in answer (since your last read, as bash_output does) once its output settled. In a terminal Enter is "\r" (text "6*7\r", or keys ["Enter"]); C-c interrupts, C-d ends a REPL. The terminal's screen is in structuredContent.screen and, when a prompt or full-screen program shows, in the text under "--- screen ---". An ended task takes no input.`
 
 const killDescription = `Stop a background task: its whole process tree gets SIGTERM, then SIGKILL after a grace period, and the call returns once nothing of it is left. structuredContent.killed is false when the task had already ended.`
 
@@ -157,7 +179,7 @@ const (
 	cwdOff = "the directory to run the command in (absolute, or ~/…); default the server's directory"
 )
 
-// addTools registers the four tools. Each declares its input schema (from the argument structs) and its
+// addTools registers the five tools. Each declares its input schema (from the argument structs) and its
 // output schema (from the structuredContent types); the handlers read the arguments themselves
 // (args.go), so a broken one gets a sentence a model can act on, not the SDK's schema-validator text.
 func (s *Server) addTools() {
@@ -171,10 +193,13 @@ func (s *Server) addTools() {
 	bashInput.Properties["cwd"].Description = cwd
 	bashInput.Properties["target"].Description = s.targetDescription("where to run the command")
 	bashInput.Properties["sandbox"] = sandboxSchema(s.o.Service.Sandbox())
+	sizes(bashInput)
+	bashInput.Properties["stdin"].Enum = []any{request.StdinPipe}
 	outputInput := taskIDSchema(schema[OutputArgs](map[string]float64{"wait_seconds": 0}))
+	inputInput := sizes(taskIDSchema(schema[InputArgs](map[string]float64{"wait_seconds": 0})))
 	killInput := taskIDSchema(schema[KillArgs](nil))
 	tasksInput := schema[TasksArgs](nil)
-	for _, sc := range []*jsonschema.Schema{outputInput, killInput} {
+	for _, sc := range []*jsonschema.Schema{outputInput, inputInput, killInput} {
 		sc.Properties["target"].Description = s.targetDescription("the target the task was started on (task ids are per target)")
 	}
 	tasksInput.Properties["target"].Description = s.targetDescription("the target whose tasks to list")
@@ -192,6 +217,13 @@ func (s *Server) addTools() {
 		OutputSchema: outputSchema[Structured](),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.output)
+	s.mcp.AddTool(&mcp.Tool{
+		Name: "bash_input", Title: "Type into an interactive task",
+		Description:  inputDescription,
+		InputSchema:  inputInput,
+		OutputSchema: outputSchema[Structured](),
+		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes},
+	}, s.input)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_kill", Title: "Stop a background task",
 		Description:  killDescription,
@@ -273,6 +305,15 @@ func schema[T any](minimum map[string]float64) *jsonschema.Schema {
 	return sc
 }
 
+// sizes is sc with its cols and rows bounded as a terminal's size is (2 to 1000).
+func sizes(sc *jsonschema.Schema) *jsonschema.Schema {
+	low, high := float64(console.MinSize), float64(console.MaxSize)
+	for _, name := range []string{"cols", "rows"} {
+		sc.Properties[name].Minimum, sc.Properties[name].Maximum = &low, &high
+	}
+	return sc
+}
+
 // taskIDSchema is sc with task_id a string or an integer: a model may write 7 for "7".
 func taskIDSchema(sc *jsonschema.Schema) *jsonschema.Schema {
 	p := sc.Properties["task_id"]
@@ -339,7 +380,8 @@ func arguments(req *mcp.CallToolRequest) json.RawMessage { return req.Params.Arg
 
 // bashArgs reads the arguments of a bash call.
 func bashArgs(raw json.RawMessage) (BashArgs, error) {
-	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds", "target", "sandbox")
+	a := readArgs("bash", raw, "command", "cwd", "timeout", "head", "tail", "run_in_background", "yield_seconds", "target", "sandbox",
+		"tty", "cols", "rows", "stdin")
 	b := BashArgs{ // the getters run in this order, so the first error is the first argument's
 		Command:         a.string("command", true),
 		Cwd:             a.string("cwd", false),
@@ -350,8 +392,16 @@ func bashArgs(raw json.RawMessage) (BashArgs, error) {
 		YieldSeconds:    a.seconds("yield_seconds"),
 		Target:          a.string("target", false),
 		Sandbox:         a.sandbox("sandbox"),
+		TTY:             a.flag("tty"),
+		Cols:            a.size("cols"),
+		Rows:            a.size("rows"),
+		Stdin:           a.stdin("stdin"),
 	}
-	return b, a.check()
+	err := a.check()
+	if err == nil && (b.Cols != nil || b.Rows != nil) && !b.TTY {
+		err = errors.New("cols and rows size a terminal: they need tty: true")
+	}
+	return b, err
 }
 
 // callContext is the context of one call's run: cancelled when the call is (the client's cancel, the
@@ -401,6 +451,15 @@ func (s *Server) bash(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallT
 	if a.Sandbox != nil {
 		r.Sandbox = a.Sandbox
 	}
+	// The call's own input end: a stdin pipe (a task's only: the service refuses it on a plain run) or a
+	// terminal.
+	r.StdinMode, r.TTY, r.Cols, r.Rows = a.Stdin, a.TTY, 0, 0
+	if a.Cols != nil {
+		r.Cols = *a.Cols
+	}
+	if a.Rows != nil {
+		r.Rows = *a.Rows
+	}
 	ctx, cancel := callContext(ctx)
 	defer cancel()
 	switch {
@@ -435,9 +494,15 @@ func mcpYield(r result.Result) result.Result {
 	}
 	footer := append([]string(nil), r.Footer...)
 	last := len(footer) - 1
+	// The CLI's hint for a task that takes input, up to its command (a target's names --target after it).
+	inputHint := texts.TaskYieldedInput[:strings.Index(texts.TaskYieldedInput, "agentbash input")+len("agentbash input")]
 	switch {
 	case footer[last] == fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID):
 		footer[last] = fmt.Sprintf(texts.MCPTaskYielded, d.TaskID, d.Pid, d.TaskID)
+	case strings.HasPrefix(footer[last], fmt.Sprintf(inputHint, d.TaskID, d.Pid)) && d.Target == "":
+		footer[last] = fmt.Sprintf(texts.MCPTaskYieldedInput, d.TaskID, d.Pid, d.TaskID)
+	case strings.HasPrefix(footer[last], fmt.Sprintf(inputHint, d.TaskID, d.Pid)):
+		footer[last] = fmt.Sprintf(texts.MCPTaskYieldedInputOn, d.TaskID, d.Pid, d.TaskID, d.Target)
 	case d.Target != "" && strings.HasPrefix(footer[last], fmt.Sprintf(texts.TaskYielded[:strings.Index(texts.TaskYielded, "agentbash")], d.TaskID, d.Pid)):
 		// A target's run: its CLI hint names --target; the tools take the target as an argument.
 		footer[last] = fmt.Sprintf(texts.MCPTaskYieldedOn, d.TaskID, d.Pid, d.TaskID, d.Target)
@@ -476,6 +541,32 @@ func (s *Server) output(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		wait = *waitSeconds
 	}
 	r, _ := svc.Output(ctx, id, tasks.DefaultReader, wait, nil)
+	return toolResult(r), nil
+}
+
+func (s *Server) input(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	in := readArgs("bash_input", arguments(req), "task_id", "text", "keys", "eof", "wait_seconds", "cols", "rows", "target")
+	id, text, keys, eof := in.taskID("task_id"), in.string("text", false), in.keys("keys"), in.flag("eof")
+	waitSeconds, cols, rows, target := in.seconds("wait_seconds"), in.size("cols"), in.size("rows"), in.string("target", false)
+	svc, refused := s.taskService(in, id, target)
+	if refused != nil {
+		return refused, nil
+	}
+	w := console.Request{Keys: keys, EOF: eof}
+	if text != "" {
+		w.Text = []byte(text)
+	}
+	if cols != nil {
+		w.Cols = *cols
+	}
+	if rows != nil {
+		w.Rows = *rows
+	}
+	wait := service.DefaultInputWait
+	if waitSeconds != nil {
+		wait = *waitSeconds
+	}
+	r, _ := svc.Input(ctx, id, w, wait)
 	return toolResult(r), nil
 }
 

@@ -12,8 +12,11 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
+	"github.com/agentbash/agentbash/pkg/screen"
+	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -25,7 +28,7 @@ const (
 	TypeStart = "start"
 	// TypeOutput, TypeKill, TypeWait and TypeTasks are the task commands of reference §8.
 	TypeOutput = "output"
-	// TypeInput writes to a running task's input (reference §14).
+	// TypeInput writes to a running task's input and reads its answer (reference §14).
 	TypeInput = "input"
 	TypeKill  = "kill"
 	TypeWait  = "wait"
@@ -122,6 +125,14 @@ type Output struct {
 	Reader string
 }
 
+// Input is an input request: In goes to task TaskID's input (a stdin pipe or a terminal), then the
+// default reader reads what it printed once its output settled, waiting up to Wait seconds.
+type Input struct {
+	TaskID string
+	In     console.Request
+	Wait   float64
+}
+
 // Kill is a kill request: the task's tree gets Signal first.
 type Kill struct {
 	TaskID string
@@ -165,6 +176,7 @@ type Message struct {
 	Bash   *Bash // bash and start
 	Abort  *Abort
 	Output *Output
+	Input  *Input
 	Kill   *Kill
 	Wait   *Wait
 	Tasks  *Tasks
@@ -214,6 +226,18 @@ type (
 		TaskID string          `json:"taskId"`
 		Wait   *float64        `json:"wait"`
 		Reader *string         `json:"reader"`
+	}
+	inputWire struct {
+		ID     json.RawMessage `json:"id"`
+		Type   string          `json:"type"`
+		Target string          `json:"target"`
+		TaskID string          `json:"taskId"`
+		Text   string          `json:"text"`
+		Keys   json.RawMessage `json:"keys"` // a comma-separated string or a list of names: keyNames
+		EOF    bool            `json:"eof"`
+		Wait   *float64        `json:"wait"`
+		Cols   int             `json:"cols"`
+		Rows   int             `json:"rows"`
 	}
 	killWire struct {
 		ID     json.RawMessage `json:"id"`
@@ -271,6 +295,7 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 		TypeStart:  jsonNames(reflect.TypeFor[startWire]()),
 		TypeAbort:  jsonNames(reflect.TypeFor[abortWire]()),
 		TypeOutput: jsonNames(reflect.TypeFor[outputWire]()),
+		TypeInput:  jsonNames(reflect.TypeFor[inputWire]()),
 		TypeKill:   jsonNames(reflect.TypeFor[killWire]()),
 		TypeWait:   jsonNames(reflect.TypeFor[waitWire]()),
 		TypeTasks:  jsonNames(reflect.TypeFor[tasksWire]()),
@@ -288,7 +313,7 @@ var fieldsOf = sync.OnceValue(func() map[string]map[string]bool {
 })
 
 // typeNames lists the request types for error messages.
-var typeNames = "bash, abort_bash, start, output, kill, wait, tasks, tasks_prune, session_list, session_show, " +
+var typeNames = "bash, abort_bash, start, output, input, kill, wait, tasks, tasks_prune, session_list, session_show, " +
 	"session_rm, artifact, artifact_path, artifact_list, artifact_prune or hello"
 
 // jsonNames is the set of JSON field names of struct t, embedded structs included, "-" fields excluded.
@@ -344,6 +369,13 @@ var wants = map[string]string{
 	"request":     "the id of the request to abort",
 	"target":      "a target URI (a string such as \"ssh://build\"), one the server allows",
 	"sandbox":     request.WantSandbox,
+	"stdin":       `"pipe" (a pipe that input writes to)`,
+	"tty":         "true or false",
+	"cols":        "a number of columns from 2 to 1000",
+	"rows":        "a number of rows from 2 to 1000",
+	"text":        "a string (written as it is; in a terminal Enter is \\r)",
+	"keys":        `key names: a comma-separated string ("Enter,C-c") or a list (["Enter", "C-c"])`,
+	"eof":         "true or false",
 }
 
 // Decode parses one request line (reference §7.2): a JSON object whose "type" names the request and whose
@@ -385,7 +417,11 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 					own = append(own, f)
 				}
 			}
-			return bad(typ, "unknown field %q in a %s request (its fields: id, type, %s)", k, typ, strings.Join(own, ", "))
+			a := "a"
+			if typ == TypeInput {
+				a = "an"
+			}
+			return bad(typ, "unknown field %q in %s %s request (its fields: id, type, %s)", k, a, typ, strings.Join(own, ", "))
 		}
 	}
 	m := Message{ID: id, Type: typ}
@@ -463,6 +499,11 @@ func Decode(line []byte, defaults request.Command) (Message, error) {
 			if !tasks.ValidReader(o.Reader) {
 				err = errors.Join(err, fmt.Errorf("reader: %w", tasks.ErrBadReader))
 			}
+		}
+	case TypeInput:
+		var w inputWire
+		if err = unmarshal(line, &w); err == nil {
+			m.Input, err = decodeInput(w)
 		}
 	case TypeKill:
 		var w killWire
@@ -586,6 +627,49 @@ func checkBash(b *Bash) error {
 		errs = append(errs, errors.New("background and yield do not go together"))
 	}
 	return errors.Join(errs...)
+}
+
+// decodeInput checks an input request and makes it: its keys are names screen.Keys knows (an unknown
+// one is refused by name, before anything is written), its wait ≥ 0 (default service.DefaultInputWait), its size
+// 2 to 1000 (whether the task has a terminal to resize is the task's to say).
+func decodeInput(w inputWire) (*Input, error) {
+	in := &Input{TaskID: w.TaskID, Wait: service.DefaultInputWait,
+		In: console.Request{EOF: w.EOF, Cols: w.Cols, Rows: w.Rows}}
+	if w.Text != "" {
+		in.In.Text = []byte(w.Text)
+	}
+	if w.Wait != nil {
+		in.Wait = *w.Wait
+	}
+	keys, kerr := keyNames(w.Keys)
+	if kerr == nil && len(keys) > 0 {
+		if _, kerr = screen.Keys(keys, screen.KeyMode{}); kerr != nil {
+			kerr = fmt.Errorf("keys: %w", kerr)
+		}
+	}
+	in.In.Keys = keys
+	var size error
+	if err := console.CheckSize(w.Cols, w.Rows); err != nil {
+		size = errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return in, errors.Join(checkTaskID(w.TaskID), kerr, seconds("wait", in.Wait), size)
+}
+
+// keyNames is the keys field of an input request: a comma-separated string ("Enter,C-c", split as the
+// command line's --keys is) or a JSON list of names; left out or null, none.
+func keyNames(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return screen.ParseKeys(s), nil
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return list, nil
+	}
+	return nil, fmt.Errorf("keys: want %s, got %s", wants["keys"], request.ShownJSON(raw))
 }
 
 // checkTaskID checks that a task request names a task. Whether the name is a task id is the store's to

@@ -11,6 +11,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/sandbox"
+	"github.com/agentbash/agentbash/pkg/service"
 )
 
 // decodeTests are request lines with what Decode makes of them: the error (a part of its text) or the
@@ -32,6 +33,13 @@ var decodeTests = []struct {
 	{line: `{"id":8,"type":"bash","command":"x","sandbox":"read-only"}`, id: `8`, typ: TypeBash},
 	{line: `{"id":9,"type":"start","command":"x","sandbox":{"mode":"workspace-write","writable":["~/w"]}}`, id: `9`, typ: TypeStart},
 	{line: `{"id":10,"type":"bash","command":"x","sandbox":null}`, id: `10`, typ: TypeBash},
+	{line: `{"id":11,"type":"start","command":"python3 -q -i","stdin":"pipe"}`, id: `11`, typ: TypeStart},
+	{line: `{"id":12,"type":"bash","command":"python3 -q","tty":true,"cols":80,"rows":24,"yield":2}`, id: `12`, typ: TypeBash},
+	{line: `{"id":13,"type":"bash","command":"tty","tty":true}`, id: `13`, typ: TypeBash},
+	{line: `{"id":14,"type":"input","taskId":"7","text":"6*7\r"}`, id: `14`, typ: TypeInput},
+	{line: `{"id":15,"type":"input","taskId":"7","keys":"Enter,C-c","wait":0}`, id: `15`, typ: TypeInput},
+	{line: `{"id":16,"type":"input","taskId":"7","keys":["C-d"],"eof":true,"cols":80,"rows":24}`, id: `16`, typ: TypeInput},
+	{line: `{"id":17,"type":"input","taskId":"7","keys":null,"text":""}`, id: `17`, typ: TypeInput},
 
 	{line: `{not json`, err: "bad JSON", id: `null`},
 	{line: `{"id":1,"type":"bash","command":"x"} {"id":2}`, err: "bad JSON", id: `null`},
@@ -41,7 +49,23 @@ var decodeTests = []struct {
 	{line: `{"id":1,"type":7}`, err: "type: want a string", id: `1`},
 	{line: `{"id":1,"type":"frobnicate"}`, err: `unknown request type "frobnicate"`, id: `1`},
 	{line: `{"id":1,"type":"bash","command":"x","Command":"y"}`, err: `unknown field "Command"`, id: `1`, typ: TypeBash},
-	{line: `{"id":1,"type":"bash","command":"x","stdin":"y"}`, err: `unknown field "stdin"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","stdin":"y"}`, err: `stdin: want "pipe"`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","stdin":true}`, err: `stdin: want "pipe" (a pipe that input writes to), got bool`, id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","tty":"yes"}`, err: "tty: want true or false", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"bash","command":"x","tty":true,"cols":1}`, err: "cols: want 2 to 1000, got 1", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"start","command":"x","tty":true,"rows":1001}`, err: "rows: want 2 to 1000, got 1001", id: `1`, typ: TypeStart},
+	{line: `{"id":1,"type":"start","command":"x","cols":80}`, err: "a size needs a terminal (tty)", id: `1`, typ: TypeStart},
+	{line: `{"id":1,"type":"bash","command":"x","cols":"wide"}`, err: "cols: want a number of columns", id: `1`, typ: TypeBash},
+	{line: `{"id":1,"type":"input","text":"x"}`, err: "taskId: required", id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","keys":"Enter,Frob"}`, err: `keys: unknown key "Frob"; known: Enter, Tab`, id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","keys":["Up","Nope"]}`, err: `keys: unknown key "Nope"`, id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","keys":7}`, err: `keys: want key names: a comma-separated string ("Enter,C-c") or a list (["Enter", "C-c"]), got 7`, id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","keys":[1]}`, err: `keys: want key names`, id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","text":5}`, err: "text: want a string", id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","eof":"yes"}`, err: "eof: want true or false", id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","wait":-0.5}`, err: "wait: want a number of seconds ≥ 0, got -0.5", id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","cols":1,"rows":2000}`, err: "cols: want 2 to 1000, got 1; rows: want 2 to 1000, got 2000", id: `1`, typ: TypeInput},
+	{line: `{"id":1,"type":"input","taskId":"7","reader":"me"}`, err: `unknown field "reader" in an input request (its fields: id, type, cols, eof, keys, rows, target, taskId, text, wait)`, id: `1`, typ: TypeInput},
 	{line: `{"id":1,"type":"start","command":"x","yield":1}`, err: `unknown field "yield"`, id: `1`, typ: TypeStart},
 	{line: `{"id":1,"type":"bash","command":"x","timeout":"soon"}`, err: "timeout: want a number of seconds, got string", id: `1`, typ: TypeBash},
 	{line: `{"id":1,"type":"bash","command":"x","timeout":1e999}`, err: "timeout: want a number of seconds", id: `1`, typ: TypeBash},
@@ -109,6 +133,26 @@ func TestDecodeFields(t *testing.T) {
 	m, _ = Decode([]byte(`{"type":"output","taskId":"3"}`), request.Command{})
 	if m.Output.Reader != "default" {
 		t.Errorf("default reader %q", m.Output.Reader)
+	}
+	m, _ = Decode([]byte(`{"type":"input","taskId":"3","text":"6*7\r"}`), request.Command{})
+	if in := m.Input; in.Wait != service.DefaultInputWait || string(in.In.Text) != "6*7\r" || in.In.Keys != nil || in.In.EOF {
+		t.Errorf("input defaults %+v", in)
+	}
+	for _, keys := range []string{`"Enter, C-c"`, `["Enter","C-c"]`} {
+		m, err = Decode([]byte(`{"type":"input","taskId":"3","keys":`+keys+`,"eof":true,"wait":0,"cols":80,"rows":24}`), request.Command{})
+		in := m.Input
+		if err != nil || len(in.In.Keys) != 2 || in.In.Keys[0] != "Enter" || in.In.Keys[1] != "C-c" || !in.In.EOF ||
+			in.Wait != 0 || in.In.Cols != 80 || in.In.Rows != 24 {
+			t.Errorf("input keys %s: %+v, %v", keys, in, err)
+		}
+	}
+	m, _ = Decode([]byte(`{"type":"start","command":"x","stdin":"pipe"}`), request.Command{})
+	if m.Bash.StdinMode != request.StdinPipe {
+		t.Errorf("stdin %q", m.Bash.StdinMode)
+	}
+	m, _ = Decode([]byte(`{"type":"bash","command":"x","tty":true,"cols":80,"rows":24}`), request.Command{})
+	if !m.Bash.TTY || m.Bash.Cols != 80 || m.Bash.Rows != 24 {
+		t.Errorf("tty %+v", m.Bash.Command)
 	}
 	m, _ = Decode([]byte(`{"type":"start","command":"x"}`), request.Command{})
 	if !m.Bash.Background {
@@ -187,7 +231,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(%q): id %s not canonical", line, m.ID)
 		}
 		set := 0
-		for _, p := range []bool{m.Bash != nil, m.Abort != nil, m.Output != nil, m.Kill != nil, m.Wait != nil, m.Tasks != nil} {
+		for _, p := range []bool{m.Bash != nil, m.Abort != nil, m.Output != nil, m.Input != nil, m.Kill != nil, m.Wait != nil, m.Tasks != nil} {
 			if p {
 				set++
 			}

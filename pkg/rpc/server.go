@@ -286,6 +286,8 @@ func (l *loop) serve(c *call) {
 		l.bash(c)
 	case c.m.Output != nil:
 		l.output(c)
+	case c.m.Input != nil:
+		l.input(c)
 	case c.m.Kill != nil:
 		l.kill(c)
 	case c.m.Wait != nil:
@@ -412,6 +414,13 @@ func (l *loop) bash(c *call) {
 func (l *loop) output(c *call) {
 	o := c.m.Output
 	r, err := c.svc.Output(c.ctx, o.TaskID, o.Reader, o.Wait, nil)
+	l.respondTask(c, r, err)
+}
+
+// input serves an input request: the write, then the default reader's read once the output settled.
+func (l *loop) input(c *call) {
+	in := c.m.Input
+	r, err := c.svc.Input(c.ctx, in.TaskID, in.In, in.Wait)
 	l.respondTask(c, r, err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // msg is one line the server wrote, decoded loosely.
@@ -593,5 +595,123 @@ func TestPartsAfterHello(t *testing.T) {
 	m, _ := s.response("3")
 	if m.Parts == nil || m.Parts.Output != "hi" || len(m.Parts.Footer) != 1 || m.Parts.Footer[0] != "Command exited with code 3" {
 		t.Errorf("parts after a hello: %+v", m.Parts)
+	}
+}
+
+// inputResult is the part of an input, output or bash result the interactive tests look at.
+type inputResult struct {
+	resultData
+	Details struct {
+		Status string `json:"status"`
+		TaskID string `json:"taskId"`
+		Screen *struct {
+			Text string `json:"text"`
+		} `json:"screen"`
+	} `json:"details"`
+}
+
+func (m msg) input(t *testing.T) inputResult {
+	t.Helper()
+	var r inputResult
+	if err := json.Unmarshal(m.Data, &r); err != nil {
+		t.Fatalf("data of %s: %v", m.ID, err)
+	}
+	return r
+}
+
+// readUntil sends output requests (wait 1) for task id until seen holds for what was read so far, the task
+// ended, or ten reads were made; it returns what was read.
+func (s *served) readUntil(id string, seen func(string) bool) string {
+	s.t.Helper()
+	var all string
+	for i := range 10 {
+		s.send(fmt.Sprintf(`{"id":"read%d","type":"output","taskId":%q,"wait":1}`, i, id))
+		m, _ := s.response(fmt.Sprintf(`"read%d"`, i))
+		r := m.input(s.t)
+		all += r.text()
+		if r.Details.Screen != nil {
+			all += "\n" + r.Details.Screen.Text
+		}
+		if seen(all) || r.Details.Status != "running" {
+			break
+		}
+	}
+	return all
+}
+
+// TestInputToAPipe: a python REPL started with a stdin pipe answers what an input request types, in the
+// input's own response; a bash request with a stdin pipe and no task is refused, as the service says.
+func TestInputToAPipe(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"p","type":"bash","command":"cat","stdin":"pipe"}`)
+	m, _ := s.response(`"p"`)
+	if r := m.result(t); r.Details.Status != result.StatusError || r.text() != texts.StdinPipeNeedsTask {
+		t.Errorf("a stdin pipe on a foreground bash: %s", m.Data)
+	}
+	s.send(`{"id":"s","type":"start","command":"python3 -q -i","stdin":"pipe"}`)
+	m, _ = s.response(`"s"`)
+	id := m.result(t).Details.TaskID
+	if !m.Success || id == "" {
+		t.Fatalf("start: %+v", m)
+	}
+	if got := s.readUntil(id, func(s string) bool { return strings.Contains(s, ">>>") }); !strings.Contains(got, ">>>") {
+		t.Fatalf("no prompt: %q", got)
+	}
+	s.send(fmt.Sprintf(`{"id":"i","type":"input","taskId":%q,"text":"print(6*7)\n","wait":5}`, id))
+	m, _ = s.response(`"i"`)
+	if r := m.input(t); !m.Success || m.Command != TypeInput || r.Details.Status != "running" ||
+		!regexp.MustCompile(`(?m)^42$`).MatchString(r.text()) {
+		t.Errorf("input: %+v %q", m, r.text())
+	}
+	s.send(fmt.Sprintf(`{"id":"e","type":"input","taskId":%q,"eof":true,"wait":5}`, id))
+	if m, _ := s.response(`"e"`); !m.Success {
+		t.Errorf("eof: %+v", m)
+	}
+	s.send(fmt.Sprintf(`{"id":"w","type":"wait","taskId":%q,"timeout":20}`, id))
+	if m, _ := s.response(`"w"`); m.result(t).Details.Status != result.StatusExited {
+		t.Errorf("after eof: %s", m.Data)
+	}
+	// Input to the task that ended: an error response, with the error result the CLI prints.
+	s.send(fmt.Sprintf(`{"id":"x","type":"input","taskId":%q,"text":"1\n"}`, id))
+	m, _ = s.response(`"x"`)
+	want := fmt.Sprintf(texts.InputEnded, id, result.StatusExited)
+	if r := m.result(t); m.Success || m.Error != want || !r.IsError || r.text() != want {
+		t.Errorf("input to an ended task: %+v", m)
+	}
+}
+
+// TestInputToATerminal: a tty bash request runs in a terminal with and without a yield; a yielded python
+// REPL shows its prompt on the screen, and input "6*7\r" (Enter is CR in a terminal) shows 42.
+func TestInputToATerminal(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"t","type":"bash","command":"tty","tty":true}`)
+	m, _ := s.response(`"t"`)
+	if r := m.input(t); !strings.HasPrefix(r.text(), "/dev/pts/") || r.Details.Screen == nil {
+		t.Errorf("tty without a yield: %s", m.Data)
+	}
+	s.send(`{"id":"y","type":"bash","command":"python3 -q","tty":true,"cols":80,"rows":24,"yield":2}`)
+	m, _ = s.response(`"y"`)
+	r := m.input(t)
+	id := r.Details.TaskID
+	if r.Details.Status != "running" || id == "" {
+		t.Fatalf("yield: %s", m.Data)
+	}
+	t.Cleanup(func() { s.send(fmt.Sprintf(`{"id":"k","type":"kill","taskId":%q}`, id)) })
+	if got := s.readUntil(id, func(s string) bool { return strings.Contains(s, ">>>") }); !strings.Contains(got+r.text(), ">>>") {
+		t.Fatalf("no prompt: %q", got)
+	}
+	s.send(fmt.Sprintf(`{"id":"i","type":"input","taskId":%q,"text":"6*7\r","wait":5}`, id))
+	m, _ = s.response(`"i"`)
+	r = m.input(t)
+	if !m.Success || r.Details.Screen == nil || !regexp.MustCompile(`(?m)^42\s*$`).MatchString(r.Details.Screen.Text) {
+		t.Errorf("input: %s", m.Data)
+	}
+	s.send(fmt.Sprintf(`{"id":"c","type":"input","taskId":%q,"keys":"C-d","wait":5}`, id))
+	if m, _ := s.response(`"c"`); !m.Success {
+		t.Errorf("keys C-d: %+v", m)
+	}
+	s.send(fmt.Sprintf(`{"id":"w","type":"wait","taskId":%q,"timeout":20}`, id))
+	if m, _ := s.response(`"w"`); m.result(t).Details.Status != result.StatusExited {
+		t.Errorf("after C-d: %s", m.Data)
 	}
 }

@@ -175,6 +175,10 @@ func (s *Service) Output(ctx context.Context, id, reader string, wait float64, d
 	return ops.Output(ctx, id, reader, run.Seconds(wait), s.c.MaxBytes, deliver)
 }
 
+// DefaultInputWait is how long an input waits for the output to settle unless told, seconds (§14): the
+// default of `input --wait`, rpc input's wait and MCP bash_input's wait_seconds.
+const DefaultInputWait = 0.5
+
 // Input writes in to task id's input and returns what it printed once its output settled, waiting up to
 // wait seconds (§14).
 func (s *Service) Input(ctx context.Context, id string, in console.Request, wait float64) (result.Result, error) {

@@ -121,4 +121,7 @@ const (
 	TaskYieldedInput    = "[Still running as task %s (pid %d): agentbash input %s TEXT (or --keys) answers it, agentbash output %s reads more]"
 	MCPTaskYieldedInput = "[Still running as task %s (pid %d): call bash_input with task_id \"%s\" to type into it " +
 		"(text, keys), bash_output to read more, bash_kill to stop it]"
+	// MCPTaskYieldedInputOn is MCPTaskYieldedInput of a task on a target (id, pid, id, target).
+	MCPTaskYieldedInputOn = "[Still running as task %s (pid %d): call bash_input with task_id \"%s\" and target \"%s\" " +
+		"to type into it (text, keys), bash_output to read more, bash_kill to stop it]"
 )

@@ -46,6 +46,7 @@ func TestTextsVerbatim(t *testing.T) {
 		{MCPNoTasksAll, "No background tasks"},
 		{MCPNoCommand, "No command given: the command argument is empty"},
 		{MCPBackgroundYield, "run_in_background and yield_seconds do not go together: give one of them"},
+		{fmt.Sprintf(MCPTaskYieldedInputOn, "7", 4242, "7", "ssh://b"), `[Still running as task 7 (pid 4242): call bash_input with task_id "7" and target "ssh://b" to type into it (text, keys), bash_output to read more, bash_kill to stop it]`},
 		{fmt.Sprintf(NoSuchSetting, "AGENTBASH_TIMOUT") + fmt.Sprintf(DidYouMean, "AGENTBASH_TIMEOUT"),
 			"AGENTBASH_TIMOUT: no such setting; did you mean AGENTBASH_TIMEOUT?"},
 	} {
