@@ -10,6 +10,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/screen"
+	"github.com/agentbash/agentbash/pkg/service"
 )
 
 func newInputCmd(ios IO) *cobra.Command {
@@ -83,7 +84,7 @@ Exit status: 0 when the input was written; 1 when the task ended, has no input, 
 	c.Flags().StringVar(&keys, "keys", "", "send the named `KEYS`, comma-separated (Enter,Up,C-c,…)")
 	c.Flags().BoolVar(&eof, "eof", false, "end the input: close the pipe, or send the terminal's EOF (C-d)")
 	c.Flags().BoolVar(&raw, "raw", false, "write TEXT as given, without escapes")
-	c.Flags().Float64Var(&wait, "wait", 0.5, "wait up to `SECONDS` for the output to settle before reading")
+	c.Flags().Float64Var(&wait, "wait", service.DefaultInputWait, "wait up to `SECONDS` for the output to settle before reading")
 	c.Flags().IntVar(&cols, "cols", 0, "resize the task's terminal to `COLUMNS` (2 to 1000)")
 	c.Flags().IntVar(&rows, "rows", 0, "resize the task's terminal to `ROWS` (2 to 1000)")
 	c.Flags().Int("max-bytes", config.DefaultMaxBytes, "show at most `BYTES` of what arrived (the newest part)")

@@ -60,9 +60,18 @@ func (e *Executor) decode(ctx context.Context, resp response) (result.Result, er
 	for i, f := range resp.Parts.Footer {
 		r.Footer[i] = sanitized(f)
 	}
-	if n := len(r.Footer); n > 0 && d.Status == result.StatusRunning &&
-		r.Footer[n-1] == fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID) {
-		r.Footer[n-1] = fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID+" --target "+quote(e.t.URI))
+	if n := len(r.Footer); n > 0 && d.Status == result.StatusRunning {
+		on := d.TaskID + " --target " + quote(e.t.URI)
+		switch r.Footer[n-1] {
+		case fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, d.TaskID):
+			r.Footer[n-1] = fmt.Sprintf(texts.TaskYielded, d.TaskID, d.Pid, on)
+		case fmt.Sprintf(texts.TaskYieldedInput, d.TaskID, d.Pid, d.TaskID, d.TaskID):
+			r.Footer[n-1] = fmt.Sprintf(texts.TaskYieldedInput, d.TaskID, d.Pid, on, on)
+		}
+	}
+	if sc := d.Screen; sc != nil {
+		// The far side's screen is as untrusted as its output: no escape sequence reaches a terminal here.
+		sc.Text = sanitized(sc.Text)
 	}
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
 	d.Target = e.t.URI

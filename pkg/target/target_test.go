@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/rpc"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -70,5 +71,44 @@ func TestTaskRequests(t *testing.T) {
 	r, err = tk.Output(ctx(t), "999", "", 0, 0, nil)
 	if err == nil || r.Details.Status != result.StatusError || r.Details.Target == "" {
 		t.Errorf("unknown task: %+v %v", r.Details, err)
+	}
+}
+
+// TestTaskInput: input to an interactive task on the far side travels as rpc's input request, and its answer
+// (the default reader's read, the terminal's screen) comes back; a task without input is an error there.
+func TestTaskInput(t *testing.T) {
+	e := open(t, rpcURI(t))
+	c, err := e.connect(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(args map[string]any) string {
+		t.Helper()
+		resp, err := c.call(ctx(t), rpc.TypeBash, args, nil)
+		if err != nil || !resp.Success {
+			t.Fatalf("start: %+v %v", resp, err)
+		}
+		r, err := e.decode(ctx(t), resp)
+		if err != nil || r.Details.TaskID == "" {
+			t.Fatalf("start: %+v %v", r.Details, err)
+		}
+		return r.Details.TaskID
+	}
+	tk := e.Tasks()
+	id := start(map[string]any{"command": "python3 -q", "tty": true, "yield": 2})
+	r, err := tk.Input(ctx(t), id, console.Request{Text: []byte("6*7\r")}, 2*time.Second, 0)
+	if err != nil || r.Details.Screen == nil || !strings.Contains(r.Details.Screen.Text, "42") || r.Details.Target == "" {
+		t.Errorf("input: %q %+v %v", r.Text(), r.Details.Screen, err)
+	}
+	if r, err := tk.Input(ctx(t), id, console.Request{Keys: []string{"C-d"}}, time.Second, 0); err != nil {
+		t.Errorf("C-d: %q %v", r.Text(), err)
+	}
+	if r, err := tk.Wait(ctx(t), id, 10*time.Second); err != nil || r.Details.Status != result.StatusExited {
+		t.Errorf("wait: %+v %v", r.Details, err)
+	}
+	id = start(map[string]any{"command": "sleep 60", "background": true})
+	defer tk.Kill(ctx(t), id, syscall.SIGKILL)
+	if r, err := tk.Input(ctx(t), id, console.Request{Text: []byte("x\n")}, 0, 0); err == nil || !strings.Contains(r.Text(), "without --stdin-pipe or --tty") {
+		t.Errorf("input to a task without input: %q %v", r.Text(), err)
 	}
 }
