@@ -250,7 +250,7 @@ func (c *Console) reply(p []byte) {
 
 // eofChar is the terminal's EOF character (VEOF, C-d unless a program changed it).
 func (c *Console) eofChar() byte {
-	if t, err := unix.IoctlGetTermios(int(c.in.Fd()), unix.TCGETS); err == nil && t.Cc[unix.VEOF] != 0 {
+	if t, err := unix.IoctlGetTermios(int(c.in.Fd()), getTermios); err == nil && t.Cc[unix.VEOF] != 0 {
 		return t.Cc[unix.VEOF]
 	}
 	return 0x04

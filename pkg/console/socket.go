@@ -114,8 +114,8 @@ func trusted(conn *net.UnixConn) bool {
 	}
 	ok := false
 	_ = rc.Control(func(fd uintptr) {
-		cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-		ok = err == nil && (cred.Uid == uint32(os.Getuid()) || cred.Uid == 0)
+		uid, err := peerUID(int(fd))
+		ok = err == nil && (uid == uint32(os.Getuid()) || uid == 0)
 	})
 	return ok
 }
