@@ -81,6 +81,7 @@ func (r *Executor) yield(ctx context.Context, req request.Command, yield time.Du
 		} else {
 			res.Footer = append(res.Footer, fmt.Sprintf(texts.TaskYielded, rec.TaskID, rec.Pid, rec.TaskID))
 		}
+		res.Retext()
 		withScreen(ctx, t, rec, &res)
 		return res
 	}
