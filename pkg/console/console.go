@@ -130,12 +130,12 @@ func Open(o Options) (*Console, error) {
 		}
 		c.in, c.child = w, r
 	} else {
-		master, tty, err := pty.Open()
+		master, tty, err := openTerminal()
 		if err != nil {
-			return nil, fmt.Errorf("open a pseudo-terminal: %w", err)
+			return nil, err
 		}
 		cols, rows := o.Size()
-		if err := pty.Setsize(master, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		if err := setSize(master, cols, rows); err != nil {
 			master.Close()
 			tty.Close()
 			return nil, fmt.Errorf("size the pseudo-terminal: %w", err)
@@ -167,11 +167,64 @@ func (c *Console) Output() (*os.File, error) {
 	if !c.opts.TTY {
 		return nil, errors.New("console: no terminal")
 	}
-	fd, err := unix.FcntlInt(c.in.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	return pollable(c.in, "pty-master")
+}
+
+// openTerminal opens a pseudo-terminal: its master on the runtime's poller (reads and writes take deadlines,
+// and a blocked one holds no thread), and its terminal end, blocking, for the shell.
+func openTerminal() (master, tty *os.File, err error) {
+	m, tty, err := pty.Open()
 	if err != nil {
+		return nil, nil, fmt.Errorf("open a pseudo-terminal: %w", err)
+	}
+	defer m.Close() // pty.Open leaves it blocking (it took its descriptor): the copy is the master
+	if master, err = pollable(m, "pty-master"); err != nil {
+		tty.Close()
+		return nil, nil, err
+	}
+	return master, tty, nil
+}
+
+// pollable returns a new descriptor of f's open file, non-blocking and on the runtime's poller. It never
+// calls f.Fd(), which would make f blocking (and its deadlines fail).
+func pollable(f *os.File, name string) (*os.File, error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	nfd := -1
+	if cerr := rc.Control(func(fd uintptr) { nfd, err = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0) }); cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.SetNonblock(nfd, true)
+	}
+	if err != nil {
+		if nfd >= 0 {
+			unix.Close(nfd)
+		}
 		return nil, fmt.Errorf("duplicate the terminal's master: %w", err)
 	}
-	return os.NewFile(uintptr(fd), "pty-master"), nil
+	return os.NewFile(uintptr(nfd), name), nil
+}
+
+// setSize sets the size of the terminal whose master is f (TIOCSWINSZ), without making f blocking.
+func setSize(f *os.File, cols, rows int) error {
+	return control(f, func(fd int) error {
+		return unix.IoctlSetWinsize(fd, unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)})
+	})
+}
+
+// control runs op on f's descriptor, keeping f non-blocking.
+func control(f *os.File, op func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	if cerr := rc.Control(func(fd uintptr) { err = op(int(fd)) }); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 // Started closes this process's copies of the shell's ends, once the shell has them: then the pipe's
@@ -250,10 +303,15 @@ func (c *Console) reply(p []byte) {
 
 // eofChar is the terminal's EOF character (VEOF, C-d unless a program changed it).
 func (c *Console) eofChar() byte {
-	if t, err := unix.IoctlGetTermios(int(c.in.Fd()), getTermios); err == nil && t.Cc[unix.VEOF] != 0 {
-		return t.Cc[unix.VEOF]
-	}
-	return 0x04
+	eof := byte(0x04)
+	_ = control(c.in, func(fd int) error {
+		t, err := unix.IoctlGetTermios(fd, getTermios)
+		if err == nil && t.Cc[unix.VEOF] != 0 {
+			eof = t.Cc[unix.VEOF]
+		}
+		return err
+	})
+	return eof
 }
 
 // Resize sets the terminal's size and the emulator's: the command gets SIGWINCH.
@@ -276,7 +334,7 @@ func (c *Console) Resize(cols, rows int) error {
 	if rows == 0 {
 		rows = or
 	}
-	if err := pty.Setsize(c.in, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+	if err := setSize(c.in, cols, rows); err != nil {
 		return fmt.Errorf("resize the terminal: %w", err)
 	}
 	c.opts.Cols, c.opts.Rows = cols, rows

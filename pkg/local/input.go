@@ -32,7 +32,9 @@ func (t taskOps) Input(ctx context.Context, id string, in console.Request, wait 
 		return tasks.ErrorResult(id, err), err
 	}
 	before := store.StreamEnd(rec)
-	reply, err := console.Send(ctx, store.SocketPath(id), in)
+	// The write itself is not cut by a caller that goes away meanwhile (an rpc whose input ended right after
+	// the request): it is quick (Send's own limit bounds it), and half of it cannot be taken back.
+	reply, err := console.Send(context.WithoutCancel(ctx), store.SocketPath(id), in)
 	switch {
 	case errors.Is(err, console.ErrNoConsole):
 		// Its shell ended since the record was read (the socket goes first), or its supervisor is gone.
