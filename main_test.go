@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,6 +88,7 @@ func scriptParams(dir string) testscript.Params {
 			"reap":      cmdReap,
 			"signal":    cmdSignal,
 			"pty":       cmdPty,
+			"poll":      cmdPoll,
 		},
 	}
 }
@@ -356,6 +358,56 @@ func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprint(ts.Stdout(), out)
 	if got != want {
 		ts.Fatalf("exit status %d, want %d\nterminal:\n%q", got, want, out)
+	}
+}
+
+// poll [-t SECONDS] ID PATH REGEX reads task ID (agentbash output --format json --reader poll --wait 0.5)
+// until PATH matches REGEX, or fails after SECONDS (default 20) or once the task has ended and PATH still
+// does not match. PATH text is everything the reader "poll" has read so far (its own position: the default
+// reader is not moved); any other PATH is a dotted field of the newest result (as json takes it, its value
+// printed as Go prints it). The newest result stays on stdout for json to check. A condition polled, not
+// a sleep: a slow machine only makes it take longer.
+func cmdPoll(ts *testscript.TestScript, neg bool, args []string) {
+	limit := 20 * time.Second
+	if len(args) > 1 && args[0] == "-t" {
+		s, err := strconv.ParseFloat(args[1], 64)
+		if err != nil {
+			ts.Fatalf("poll: bad -t %q", args[1])
+		}
+		limit, args = time.Duration(s*float64(time.Second)), args[2:]
+	}
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: poll [-t SECONDS] ID PATH REGEX")
+	}
+	id, path := args[0], args[1]
+	re, err := regexp.Compile(args[2])
+	ts.Check(err)
+	var all strings.Builder
+	var got string
+	for deadline := time.Now().Add(limit); ; {
+		if err := ts.Exec("agentbash", "output", "--format", "json", "--reader", "poll", "--wait", "0.5", id); err != nil {
+			ts.Fatalf("poll: agentbash output %s: %v\n%s", id, err, ts.ReadFile("stderr"))
+		}
+		var doc any
+		if err := json.Unmarshal([]byte(ts.ReadFile("stdout")), &doc); err != nil {
+			ts.Fatalf("poll: output is not one JSON object: %v", err)
+		}
+		if text, ok := lookup(doc, "content.0.text"); ok && fmt.Sprint(text) != "(no new output)" {
+			all.WriteString(fmt.Sprint(text))
+		}
+		if path == "text" {
+			got = all.String()
+		} else {
+			v, _ := lookup(doc, path)
+			got = fmt.Sprint(v)
+		}
+		if re.MatchString(got) {
+			return
+		}
+		status, _ := lookup(doc, "details.status")
+		if status != "running" || time.Now().After(deadline) {
+			ts.Fatalf("poll: task %s (%v): %s never matched %q; last:\n%s", id, status, path, args[2], got)
+		}
 	}
 }
 

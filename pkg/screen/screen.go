@@ -1,0 +1,369 @@
+// Package screen is the headless terminal of terminal mode (reference §14): it turns the raw output of a
+// command on a pseudo-terminal into the screen a person would see, answers the terminal queries a program
+// sends (cursor position, device attributes), and encodes named keys as the terminal's modes want them.
+//
+// It only makes the screen: the artifact and the sink take the stream as in pipe mode and never wait for
+// it. The emulator is slow (about 1 MiB/s), so a Terminal is bounded: it feeds the emulator from a queue of
+// at most 1 MiB in writes of at most 4 KiB, and when it falls behind it starts again from the newest
+// output and says so (Screen.Approximate).
+package screen
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// The sizes of reference §14: a terminal is 120×40 unless asked otherwise, and each side is 2–1000.
+const (
+	DefaultCols = 120
+	DefaultRows = 40
+	MinSize     = 2
+	MaxSize     = 1000
+)
+
+// The bounds of a Terminal, in bytes.
+const (
+	feedChunk = 4 << 10 // the most the emulator is given at once: a grapheme run and a scroll burst stay small
+	// maxPending is how far the emulator may fall behind: past it the queue keeps only its newest keepBytes
+	// and the emulator starts again from them (Screen.Approximate).
+	maxPending = 1 << 20
+	keepBytes  = 64 << 10
+	// snapshotPending is the most a Snapshot (or Resize, KeyMode) feeds before it reads: with more waiting
+	// it cuts the queue as above first, so it waits at most ~0.3 s at the emulator's speed.
+	snapshotPending = 256 << 10
+	// queueCap is the queue buffer's size once it has grown: room past maxPending, so the buffer is moved
+	// down at most once per 128 KiB written.
+	queueCap = maxPending + 128<<10
+	// idleCap: a queue buffer larger than this is let go when the queue runs empty.
+	idleCap = 256 << 10
+	// maxReplies is how many bytes of answers wait for reply; past it new answers are dropped (a program
+	// that floods queries and never reads its input).
+	maxReplies = 64 << 10
+)
+
+// Screen is what the terminal shows: details.screen of a tty command's results (reference §14).
+type Screen struct {
+	// Text is the visible rows, each without its trailing spaces, the blank rows at the end left out, joined
+	// by "\n": a wide character (CJK, emoji) appears once, and there are no escape sequences.
+	Text      string `json:"text"`
+	Rows      int    `json:"rows"`
+	Cols      int    `json:"cols"`
+	Cursor    Cursor `json:"cursor"`
+	AltScreen bool   `json:"altScreen"` // a full-screen program's alternate screen is showing
+	// Approximate: the emulator fell behind by more than 1 MiB at some point and was started again from the
+	// newest 64 KiB of output, so the screen may lack what was drawn before that. It stays set for the
+	// terminal's life.
+	Approximate bool `json:"approximate,omitempty"`
+}
+
+// Cursor is a position on the screen, 1-based as a terminal reports it (the answer to ESC[6n).
+type Cursor struct {
+	Row int `json:"row"`
+	Col int `json:"col"`
+}
+
+// Showing reports whether the screen belongs in the model-visible text (reference §14): a full-screen
+// program is showing (AltScreen), or the cursor's row is a prompt: it has text before the cursor and none
+// at or after it (python's ">>> ", `read -p "Name: "`).
+func (s Screen) Showing() bool {
+	if s.AltScreen {
+		return true
+	}
+	row := s.Cursor.Row - 1
+	lines := strings.Split(s.Text, "\n")
+	if row < 0 || row >= len(lines) || lines[row] == "" {
+		return false
+	}
+	return ansi.StringWidth(lines[row]) < s.Cursor.Col
+}
+
+// Terminal is a bounded headless terminal emulator of cols×rows, fed with a command's output by Write.
+//
+// One goroutine of its own feeds the emulator from the queue, on a thread of the lowest priority (Linux),
+// so that under a flood it takes the CPU the command and the sink leave. Snapshot, Resize and KeyMode feed
+// what was written before them on the caller's goroutine (at most 256 KiB), so they never wait for that
+// thread. Memory: the queue (at most 1.125 MiB, let go when it runs empty), the emulator (two screens of
+// cols×rows cells of ~110 bytes each, and x/vt's fixed 4 MiB parser buffer), 64 KiB of answers.
+type Terminal struct {
+	// emuMu is held by whoever feeds or reads the emulator: the feeding goroutine, Snapshot, Resize,
+	// KeyMode. It is taken before mu, and the chunk taken from the queue is fed before it is let go, so
+	// the emulator gets the bytes in order whoever feeds it.
+	emuMu      sync.Mutex
+	emu        emulator
+	cols, rows int
+	chunk      []byte // feedChunk bytes of scratch
+
+	mu          sync.Mutex
+	wake        *sync.Cond // the feeding goroutine: bytes wait, or closed
+	q           []byte     // q[head:] waits to be fed
+	head        int
+	queued      int64 // bytes ever written
+	taken       int64 // bytes ever taken from the queue: fed, or dropped by a cut
+	reset       bool  // the queue was cut: the emulator starts again before the next chunk
+	approximate bool
+	closed      bool
+	done        chan struct{} // the feeding goroutine ended
+
+	replies   []byte // answers waiting for reply
+	replyWake *sync.Cond
+}
+
+// New starts a Terminal of cols×rows (each clamped to MinSize–MaxSize). reply receives the emulator's
+// answers to terminal queries (cursor position ESC[6n, device attributes ESC[c and ESC[>c, mode and colour
+// queries), to be written back into the pseudo-terminal; it is called from a goroutine of the Terminal's,
+// one call at a time, and may block without holding the Terminal up (at most 64 KiB of answers wait, more
+// are dropped). A nil reply drops the answers.
+func New(cols, rows int, reply func([]byte)) *Terminal {
+	cols, rows = clampSize(cols), clampSize(rows)
+	t := &Terminal{cols: cols, rows: rows, chunk: make([]byte, feedChunk), done: make(chan struct{})}
+	t.wake = sync.NewCond(&t.mu)
+	t.replyWake = sync.NewCond(&t.mu)
+	answer := func([]byte) {}
+	if reply != nil {
+		answer = t.answer
+		go t.replyLoop(reply)
+	}
+	t.emu = newVT(cols, rows, answer)
+	go t.feedLoop()
+	return t
+}
+
+func clampSize(n int) int { return min(max(n, MinSize), MaxSize) }
+
+// Write queues a copy of p for the emulator and returns len(p), nil: it never blocks on the emulator and
+// never fails. When more than 1 MiB would wait, the queue keeps only the newest 64 KiB (from a line's start
+// when there is one) and the emulator starts again from them (Screen.Approximate). After Close the bytes
+// still queue, for Snapshot.
+func (t *Terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.queued += int64(len(p))
+	if len(t.q)-t.head+len(p) > maxPending {
+		t.cut(p)
+	} else {
+		t.push(p)
+	}
+	t.wake.Signal()
+	t.mu.Unlock()
+	return len(p), nil
+}
+
+// push appends p to the queue (mu held; the queue stays within maxPending).
+func (t *Terminal) push(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	if cap(t.q)-len(t.q) < len(p) && t.head > 0 {
+		n := copy(t.q, t.q[t.head:])
+		t.q, t.head = t.q[:n], 0
+	}
+	if cap(t.q)-len(t.q) < len(p) {
+		grown := make([]byte, len(t.q), min(max(2*cap(t.q), len(t.q)+len(p), 64<<10), queueCap))
+		copy(grown, t.q)
+		t.q = grown
+	}
+	t.q = append(t.q, p...)
+}
+
+// cut leaves in the queue only the newest keepBytes of what waits followed by p, from the first line start
+// in them (or else a character's start), and has the emulator start again from there (mu held).
+func (t *Terminal) cut(p []byte) {
+	pending := t.q[t.head:]
+	if len(p) >= keepBytes {
+		if cap(t.q) < keepBytes {
+			t.q = make([]byte, 0, keepBytes)
+		}
+		t.q, t.head = append(t.q[:0], p[len(p)-keepBytes:]...), 0
+	} else {
+		fromQueue := min(keepBytes-len(p), len(pending))
+		n := copy(t.q, pending[len(pending)-fromQueue:])
+		t.q, t.head = t.q[:n], 0
+		t.push(p) // fits: the buffer held more than keepBytes
+	}
+	start := 0
+	if i := bytes.IndexByte(t.q, '\n'); i >= 0 && i < len(t.q)-1 {
+		start = i + 1
+	} else {
+		for start < len(t.q) && !utf8.RuneStart(t.q[start]) {
+			start++
+		}
+	}
+	t.head = start
+	t.taken = t.queued - int64(len(t.q)-t.head)
+	t.reset, t.approximate = true, true
+}
+
+// feedLoop is the goroutine that feeds the emulator while bytes wait, until Close.
+func (t *Terminal) feedLoop() {
+	// The thread is never unlocked: it ends with the goroutine, and its lowered priority with it.
+	runtime.LockOSThread()
+	lowerPriority()
+	defer close(t.done)
+	for {
+		t.mu.Lock()
+		for len(t.q) == t.head && !t.reset && !t.closed {
+			t.wake.Wait()
+		}
+		closed := t.closed
+		t.mu.Unlock()
+		if closed {
+			return
+		}
+		t.emuMu.Lock()
+		t.step(-1)
+		t.emuMu.Unlock()
+	}
+}
+
+// step feeds the emulator the next chunk of the queue, starting it again first when the queue was cut, and
+// reports whether there was anything to do. With until ≥ 0 it takes nothing past that many bytes ever
+// taken (a catch-up's end). emuMu held.
+func (t *Terminal) step(until int64) bool {
+	t.mu.Lock()
+	n := min(len(t.q)-t.head, feedChunk)
+	if until >= 0 {
+		n = int(min(int64(n), max(until-t.taken, 0)))
+	}
+	reset := t.reset
+	t.reset = false
+	copy(t.chunk, t.q[t.head:t.head+n])
+	t.head += n
+	t.taken += int64(n)
+	if t.head == len(t.q) {
+		t.q, t.head = t.q[:0], 0
+		if cap(t.q) > idleCap {
+			t.q = nil
+		}
+	}
+	t.mu.Unlock()
+	if reset {
+		t.emu.Reset()
+	}
+	if n > 0 {
+		t.emu.Write(t.chunk[:n])
+	}
+	return reset || n > 0
+}
+
+// catchUp feeds the emulator what was written before it, on the caller's goroutine: at most
+// snapshotPending bytes, after cutting the queue when more wait. emuMu held.
+func (t *Terminal) catchUp() {
+	t.mu.Lock()
+	if len(t.q)-t.head > snapshotPending {
+		t.cut(nil)
+	}
+	until := t.queued
+	t.mu.Unlock()
+	for t.step(until) {
+	}
+}
+
+// Snapshot returns the screen after everything written so far: it first feeds the emulator what waits
+// (when more than 256 KiB waits, the newest 64 KiB after a restart, as in Write), so it returns within
+// about 0.3 s. It works after Close.
+func (t *Terminal) Snapshot() Screen {
+	t.emuMu.Lock()
+	defer t.emuMu.Unlock()
+	t.catchUp()
+	var text []byte
+	end := 0 // text's length up to its last row that is not blank
+	for y := range t.rows {
+		if y > 0 {
+			text = append(text, '\n')
+		}
+		text = t.emu.Row(text, y)
+		text = bytes.TrimRight(text, " ")
+		if len(text) > 0 && text[len(text)-1] != '\n' {
+			end = len(text)
+		}
+	}
+	col, row := t.emu.Cursor()
+	t.mu.Lock()
+	approximate := t.approximate
+	t.mu.Unlock()
+	return Screen{
+		Text:        string(text[:end]),
+		Rows:        t.rows,
+		Cols:        t.cols,
+		Cursor:      Cursor{Row: min(max(row, 0), t.rows-1) + 1, Col: min(max(col, 0), t.cols-1) + 1},
+		AltScreen:   t.emu.AltScreen(),
+		Approximate: approximate,
+	}
+}
+
+// Resize makes the terminal cols×rows (each clamped to MinSize–MaxSize) after feeding what was written
+// before it (as Snapshot), so output drawn for the old size is drawn at the old size. The caller resizes
+// the pseudo-terminal too (the program learns of it by SIGWINCH).
+func (t *Terminal) Resize(cols, rows int) {
+	cols, rows = clampSize(cols), clampSize(rows)
+	t.emuMu.Lock()
+	defer t.emuMu.Unlock()
+	t.catchUp()
+	t.cols, t.rows = cols, rows
+	t.emu.Resize(cols, rows)
+}
+
+// KeyMode returns the modes that keys are encoded for now (for Keys), after feeding what was written
+// before it (as Snapshot): application cursor keys (DECCKM, ESC[?1h) and application keypad (DECKPAM,
+// ESC =).
+func (t *Terminal) KeyMode() KeyMode {
+	t.emuMu.Lock()
+	defer t.emuMu.Unlock()
+	t.catchUp()
+	cursor, keypad := t.emu.Modes()
+	return KeyMode{ApplicationCursor: cursor, ApplicationKeypad: keypad}
+}
+
+// Close stops the feeding goroutine (it finishes the chunk it feeds, at most 4 KiB) and the answers: reply
+// is not called after Close returns, except for a call already under way. Snapshot, Resize and KeyMode
+// still work after it, on the caller's goroutine. Close can be called more than once.
+func (t *Terminal) Close() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.closed = true
+	t.wake.Broadcast()
+	t.replyWake.Broadcast()
+	t.mu.Unlock()
+	<-t.done
+	t.emuMu.Lock()
+	t.emu.Close()
+	t.emuMu.Unlock()
+}
+
+// answer queues the emulator's answer p for reply (called from the emulator's drain goroutine); past
+// maxReplies, or after Close, it is dropped.
+func (t *Terminal) answer(p []byte) {
+	t.mu.Lock()
+	if !t.closed && len(t.replies)+len(p) <= maxReplies {
+		t.replies = append(t.replies, p...)
+		t.replyWake.Signal()
+	}
+	t.mu.Unlock()
+}
+
+// replyLoop hands the queued answers to reply until Close.
+func (t *Terminal) replyLoop(reply func([]byte)) {
+	var spare []byte
+	for {
+		t.mu.Lock()
+		for len(t.replies) == 0 && !t.closed {
+			t.replyWake.Wait()
+		}
+		if t.closed {
+			t.mu.Unlock()
+			return
+		}
+		out := t.replies
+		t.replies = spare[:0]
+		t.mu.Unlock()
+		reply(out)
+		spare = out
+	}
+}

@@ -1,0 +1,179 @@
+package screen
+
+import (
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
+)
+
+// This file is the only one that imports the emulation library (github.com/charmbracelet/x/vt): replacing it
+// means writing another emulator here.
+
+// emulator is the terminal emulation a Terminal drives from one goroutine at a time (the Terminal's lock).
+type emulator interface {
+	Write(p []byte) // the command's output, any bytes; the Terminal gives at most feedChunk at a time
+	Resize(cols, rows int)
+	// Reset forgets everything: a fresh emulator of the same size (screens, modes, parser state).
+	Reset()
+	// Row appends the text of row y (0-based) to b: one cell's character once (a wide character's
+	// continuation cells give nothing), a blank cell a space, no escape sequences; trailing spaces kept.
+	Row(b []byte, y int) []byte
+	Cursor() (col, row int) // 0-based, within the screen
+	AltScreen() bool
+	Modes() (applicationCursor, applicationKeypad bool)
+	// Close stops the emulator's answers: those it gives later are dropped.
+	Close()
+}
+
+// replyPipe is what the emulator's answers go to: it must not block (the Terminal's bounded reply queue).
+type replyPipe func([]byte)
+
+// vtEmulator is x/vt behind the emulator interface. x/vt writes its answers to terminal queries (DSR, DA,
+// DECRQM, OSC colour queries) into an io.Pipe whose writes block until read, so every vt.Emulator it makes
+// has a goroutine draining that pipe into answer, for as long as the emulator is in use.
+type vtEmulator struct {
+	e          *vt.Emulator
+	answer     replyPipe
+	cols, rows int
+	appCursor  bool // DECCKM (CSI ?1h), seen through x/vt's mode callbacks
+	appKeypad  bool // DECKPAM (ESC =)
+	closed     bool // Close was called: an emulator made later answers nothing
+}
+
+func newVT(cols, rows int, answer replyPipe) *vtEmulator {
+	v := &vtEmulator{answer: answer, cols: cols, rows: rows}
+	v.start()
+	return v
+}
+
+// scrollbackLines is the smallest scrollback x/vt accepts (0 means its default of 10 000 lines). The
+// screen is all a Terminal shows (the sink keeps the stream), and a full scrollback costs a move of every
+// line it holds for each line that scrolls off.
+const scrollbackLines = 1
+
+// x/vt's parser keeps an OSC, DCS or APC string in a buffer of a fixed 4 MiB, allocated with each emulator
+// (a longer string is cut, the buffer never grows); v0.1.0 does not let it be set smaller. A grapheme
+// cluster being composed is flushed at the end of every Write, so a run of combining marks holds at most
+// one Write's bytes (the Terminal's chunks are feedChunk).
+
+func (v *vtEmulator) start() {
+	e := vt.NewEmulator(v.cols, v.rows)
+	e.SetScrollbackSize(scrollbackLines)
+	v.appCursor, v.appKeypad = false, false
+	e.SetCallbacks(vt.Callbacks{
+		EnableMode:  func(m ansi.Mode) { v.mode(m, true) },
+		DisableMode: func(m ansi.Mode) { v.mode(m, false) },
+	})
+	// x/vt answers DSR 5 (operating status) with the DEC form ESC[?0n; a terminal's answer is ESC[0n.
+	// Its answers to ESC[6n, ESC[c and ESC[>c are a terminal's.
+	e.RegisterCsiHandler('n', func(params ansi.Params) bool {
+		if n, _, _ := params.Param(0, 0); n != 5 || len(params) != 1 {
+			return false
+		}
+		_, _ = io.WriteString(e.InputPipe(), "\x1b[0n")
+		return true
+	})
+	v.e = e
+	go drain(e, v.answer)
+	if v.closed {
+		v.stop()
+	}
+}
+
+func (v *vtEmulator) mode(m ansi.Mode, on bool) {
+	switch m {
+	case ansi.ModeCursorKeys:
+		v.appCursor = on
+	case ansi.ModeNumericKeypad:
+		v.appKeypad = on
+	}
+}
+
+// drain copies e's answers to answer until e's pipe is closed (stop).
+func drain(e *vt.Emulator, answer replyPipe) {
+	buf := make([]byte, 512)
+	for {
+		n, err := e.Read(buf)
+		if n > 0 {
+			answer(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// stop closes the answer pipe's writing end: the drain ends once it read what is in it, and x/vt's later
+// writes to it fail at once (they are ignored) instead of blocking. vt.Emulator.Close would do the same but
+// sets a flag its Read reads without a lock, from the drain's goroutine.
+func (v *vtEmulator) stop() {
+	if pw, ok := v.e.InputPipe().(*io.PipeWriter); ok {
+		_ = pw.Close()
+		return
+	}
+	_ = v.e.Close()
+}
+
+func (v *vtEmulator) Write(p []byte) { _, _ = v.e.Write(p) }
+
+func (v *vtEmulator) Resize(cols, rows int) {
+	v.cols, v.rows = cols, rows
+	v.e.Resize(cols, rows)
+}
+
+func (v *vtEmulator) Reset() {
+	v.stop()
+	v.start()
+}
+
+func (v *vtEmulator) Close() {
+	v.closed = true
+	v.stop()
+}
+
+func (v *vtEmulator) Row(b []byte, y int) []byte {
+	for x := 0; x < v.cols; x++ {
+		c := v.e.CellAt(x, y)
+		switch {
+		case c == nil:
+			b = append(b, ' ')
+		case c.Content == "":
+			if c.Width != 0 {
+				b = append(b, ' ') // an empty cell that takes a column
+			} // else: a wide character's continuation
+		default:
+			b = appendPrintable(b, c.Content)
+		}
+	}
+	return b
+}
+
+// appendPrintable appends a cell's content without control characters (x/vt prints none, but the text
+// must never carry an escape sequence whatever the library does).
+func appendPrintable(b []byte, s string) []byte {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return append(b, s...)
+	}
+	for _, r := range s {
+		if isControl(r) {
+			r = ' '
+		}
+		b = append(b, string(r)...)
+	}
+	return b
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+func (v *vtEmulator) Cursor() (col, row int) {
+	p := v.e.CursorPosition()
+	return p.X, p.Y
+}
+
+func (v *vtEmulator) AltScreen() bool { return v.e.IsAltScreen() }
+
+func (v *vtEmulator) Modes() (applicationCursor, applicationKeypad bool) {
+	return v.appCursor, v.appKeypad
+}
