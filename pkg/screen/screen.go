@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -34,8 +35,13 @@ const (
 	maxPending = 1 << 20
 	keepBytes  = 64 << 10
 	// snapshotPending is the most a Snapshot (or Resize, KeyMode) feeds before it reads: with more waiting
-	// it cuts the queue as above first, so it waits at most ~0.3 s at the emulator's speed.
+	// it cuts the queue as above first, so it waits at most ~0.3 s at the emulator's speed on text.
 	snapshotPending = 256 << 10
+	// catchUpBudget bounds that wait whatever the bytes cost (a screenful scrolled by each line feed, at a
+	// large size): past it, what still waits is cut to its newest tailBytes and the emulator starts again
+	// from them.
+	catchUpBudget = 200 * time.Millisecond
+	tailBytes     = 4 << 10
 	// queueCap is the queue buffer's size once it has grown: room past maxPending, so the buffer is moved
 	// down at most once per 128 KiB written.
 	queueCap = maxPending + 128<<10
@@ -56,8 +62,8 @@ type Screen struct {
 	Cursor    Cursor `json:"cursor"`
 	AltScreen bool   `json:"altScreen"` // a full-screen program's alternate screen is showing
 	// Approximate: the emulator fell behind by more than 1 MiB at some point and was started again from the
-	// newest 64 KiB of output, so the screen may lack what was drawn before that. It stays set for the
-	// terminal's life.
+	// newest 64 KiB of output (or it failed on some input and started again empty), so the screen may lack
+	// what was drawn before that. It stays set for the terminal's life.
 	Approximate bool `json:"approximate,omitempty"`
 }
 
@@ -108,6 +114,7 @@ type Terminal struct {
 	approximate bool
 	closed      bool
 	done        chan struct{} // the feeding goroutine ended
+	budget      time.Duration // catchUpBudget; tests set 0
 
 	replies   []byte // answers waiting for reply
 	replyWake *sync.Cond
@@ -120,7 +127,7 @@ type Terminal struct {
 // are dropped). A nil reply drops the answers.
 func New(cols, rows int, reply func([]byte)) *Terminal {
 	cols, rows = clampSize(cols), clampSize(rows)
-	t := &Terminal{cols: cols, rows: rows, chunk: make([]byte, feedChunk), done: make(chan struct{})}
+	t := &Terminal{cols: cols, rows: rows, chunk: make([]byte, feedChunk), done: make(chan struct{}), budget: catchUpBudget}
 	t.wake = sync.NewCond(&t.mu)
 	t.replyWake = sync.NewCond(&t.mu)
 	answer := func([]byte) {}
@@ -143,7 +150,7 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	t.queued += int64(len(p))
 	if len(t.q)-t.head+len(p) > maxPending {
-		t.cut(p)
+		t.cut(p, keepBytes)
 	} else {
 		t.push(p)
 	}
@@ -169,17 +176,18 @@ func (t *Terminal) push(p []byte) {
 	t.q = append(t.q, p...)
 }
 
-// cut leaves in the queue only the newest keepBytes of what waits followed by p, from the first line start
-// in them (or else a character's start), and has the emulator start again from there (mu held).
-func (t *Terminal) cut(p []byte) {
+// cut leaves in the queue only the newest keep bytes of what waits followed by p, from the first line start
+// in them (or else a character's start), and has the emulator start again from there (mu held; the queue
+// holds more than keep bytes with p).
+func (t *Terminal) cut(p []byte, keep int) {
 	pending := t.q[t.head:]
-	if len(p) >= keepBytes {
-		if cap(t.q) < keepBytes {
-			t.q = make([]byte, 0, keepBytes)
+	if len(p) >= keep {
+		if cap(t.q) < keep {
+			t.q = make([]byte, 0, keep)
 		}
-		t.q, t.head = append(t.q[:0], p[len(p)-keepBytes:]...), 0
+		t.q, t.head = append(t.q[:0], p[len(p)-keep:]...), 0
 	} else {
-		fromQueue := min(keepBytes-len(p), len(pending))
+		fromQueue := min(keep-len(p), len(pending))
 		n := copy(t.q, pending[len(pending)-fromQueue:])
 		t.q, t.head = t.q[:n], 0
 		t.push(p) // fits: the buffer held more than keepBytes
@@ -243,22 +251,36 @@ func (t *Terminal) step(until int64) bool {
 	if reset {
 		t.emu.Reset()
 	}
-	if n > 0 {
-		t.emu.Write(t.chunk[:n])
+	if n > 0 && !t.emu.Write(t.chunk[:n]) {
+		t.failed()
 	}
 	return reset || n > 0
 }
 
 // catchUp feeds the emulator what was written before it, on the caller's goroutine: at most
-// snapshotPending bytes, after cutting the queue when more wait. emuMu held.
+// snapshotPending bytes, after cutting the queue when more wait, and for at most t.budget, after which
+// what still waits is cut to its newest tailBytes, which are fed. emuMu held.
 func (t *Terminal) catchUp() {
 	t.mu.Lock()
 	if len(t.q)-t.head > snapshotPending {
-		t.cut(nil)
+		t.cut(nil, keepBytes)
 	}
 	until := t.queued
 	t.mu.Unlock()
+	deadline := time.Now().Add(t.budget)
 	for t.step(until) {
+		if time.Now().Before(deadline) {
+			continue
+		}
+		t.mu.Lock()
+		if len(t.q)-t.head > tailBytes {
+			t.cut(nil, tailBytes)
+			until = t.queued
+		}
+		t.mu.Unlock()
+		for t.step(until) { // tailBytes at most, whatever they cost
+		}
+		return
 	}
 }
 
@@ -304,7 +326,16 @@ func (t *Terminal) Resize(cols, rows int) {
 	defer t.emuMu.Unlock()
 	t.catchUp()
 	t.cols, t.rows = cols, rows
-	t.emu.Resize(cols, rows)
+	if !t.emu.Resize(cols, rows) {
+		t.failed()
+	}
+}
+
+// failed marks the screen approximate after the emulator failed and started again empty.
+func (t *Terminal) failed() {
+	t.mu.Lock()
+	t.approximate = true
+	t.mu.Unlock()
 }
 
 // KeyMode returns the modes that keys are encoded for now (for Keys), after feeding what was written

@@ -333,3 +333,63 @@ func TestClose(t *testing.T) {
 		t.Errorf("KeyMode after Close: %+v", m)
 	}
 }
+
+func TestRepeatedOperationsAreCut(t *testing.T) {
+	// x/vt repeats REP, CHT, CBT… n times; n is cut to what the screen can show, which changes nothing
+	// on the screen: the same as a count x/vt does itself.
+	for _, tc := range []struct{ name, huge, small string }{
+		{"repeat", "x\x1b[65535b", "x\x1b[35b"},
+		{"tab forward", "\x1b[999999999999999999999999999999I", "\x1b[20I"},
+		{"tab back", "\x1b[1;9H\x1b[999999999999999999999999999999Z", "\x1b[1;9H\x1b[20Z"},
+		{"delete lines", "a\r\nb\r\nc\x1b[1;1H\x1b[65535M", "a\r\nb\r\nc\x1b[1;1H\x1b[3M"},
+		{"scroll up", "a\r\nb\r\nc\x1b[65535S", "a\r\nb\r\nc\x1b[3S"},
+		{"erase characters", "abcdefghij\x1b[1;3H\x1b[65535X", "abcdefghij\x1b[1;3H\x1b[8X"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			huge, _ := newTerminal(t, 10, 3)
+			huge.Write([]byte(tc.huge))
+			small, _ := newTerminal(t, 10, 3)
+			small.Write([]byte(tc.small))
+			if h, s := huge.Snapshot(), small.Snapshot(); h != s || h.Approximate {
+				t.Errorf("%q: %+v\n%q: %+v", tc.huge, h, tc.small, s)
+			}
+		})
+	}
+}
+
+func TestCatchUpBudget(t *testing.T) {
+	// Past its time budget (0 here) a Snapshot cuts what still waits to the newest 4 KiB and feeds that.
+	term := New(80, 24, nil)
+	term.Close() // nothing feeds in the background
+	term.budget = 0
+	var in bytes.Buffer
+	for i := 0; in.Len() < 200<<10; i++ {
+		fmt.Fprintf(&in, "row %d\r\n", i)
+	}
+	in.WriteString("the newest")
+	term.Write(in.Bytes())
+	s := term.Snapshot()
+	if !s.Approximate || !strings.HasSuffix(s.Text, "\nthe newest") {
+		t.Errorf("screen %+v", s)
+	}
+	term.mu.Lock()
+	pending := len(term.q) - term.head
+	term.mu.Unlock()
+	if pending != 0 {
+		t.Errorf("%d bytes still wait", pending)
+	}
+}
+
+func TestLibraryPanicIsContained(t *testing.T) {
+	// x/vt v0.1.0 indexes past its buffer for a right margin past the screen's edge (found by
+	// FuzzTerminal): the emulator starts again, the screen says approximate, and the terminal goes on.
+	term, _ := newTerminal(t, 9, 2)
+	term.Write([]byte("\x1b[?69h\x1b[;10s0000000000000000000"))
+	if s := term.Snapshot(); !s.Approximate {
+		t.Errorf("screen %+v", s)
+	}
+	term.Write([]byte("\x1b[Hgoing"))
+	if s := term.Snapshot(); !strings.HasPrefix(s.Text, "going") {
+		t.Errorf("screen %+v", s)
+	}
+}
