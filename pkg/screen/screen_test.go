@@ -393,3 +393,20 @@ func TestLibraryPanicIsContained(t *testing.T) {
 		t.Errorf("screen %+v", s)
 	}
 }
+
+func TestQueryAfterAFlood(t *testing.T) {
+	// A program that floods and then asks where the cursor is gets its answer without anyone reading the
+	// screen: the feeding goroutine, which stopped during the flood, feeds the newest output once it pauses.
+	term, a := newTerminal(t, 80, 24)
+	line := []byte(strings.Repeat("flood ", 13) + "\r\n")
+	for range (3 << 20) / len(line) {
+		term.Write(line)
+	}
+	term.Write([]byte("prompt> \x1b[6n"))
+	if got := a.next(t); got != "\x1b[24;9R" {
+		t.Errorf("reply %q", got)
+	}
+	if s := term.Snapshot(); !s.Approximate || !strings.HasSuffix(s.Text, "\nprompt>") {
+		t.Errorf("screen %+v", s)
+	}
+}
