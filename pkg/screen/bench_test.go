@@ -3,7 +3,9 @@ package screen
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,8 +30,11 @@ func colouredText() []byte {
 	return b.Bytes()
 }
 
-// peakHeap samples the heap in use while f runs and reports the largest in MiB.
+// peakHeap samples the heap in use while f runs and reports the largest in MiB, and on Linux the peak
+// resident size of the whole test process during f (VmHWM after resetting it through clear_refs).
 func peakHeap(b *testing.B, f func()) {
+	runtime.GC()
+	rss := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -53,6 +58,14 @@ func peakHeap(b *testing.B, f func()) {
 	close(stop)
 	wg.Wait()
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
+	if status, err := os.ReadFile("/proc/self/status"); rss && err == nil {
+		for line := range strings.Lines(string(status)) {
+			var kib int
+			if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &kib); err == nil {
+				b.ReportMetric(float64(kib)/1024, "peak-rss-MiB")
+			}
+		}
+	}
 }
 
 // BenchmarkEmulator is the emulator's speed through a Terminal: each op writes 64 KiB and waits until the

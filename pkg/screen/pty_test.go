@@ -85,8 +85,8 @@ func TestPtyPythonREPL(t *testing.T) {
 	if _, err := r.master.Write([]byte("6*7\r")); err != nil {
 		t.Fatal(err)
 	}
-	s = r.await(t, "42")
-	if lines := strings.Split(s.Text, "\n"); len(lines) < 3 || lines[len(lines)-2] != "42" || lines[len(lines)-1] != ">>>" {
+	s = r.await(t, "42\n>>>")
+	if !strings.HasSuffix(s.Text, ">>> 6*7\n42\n>>>") || !s.Showing() {
 		t.Errorf("screen:\n%s", s.Text)
 	}
 	if strings.ContainsAny(s.Text, "\x1b\r") {

@@ -3,9 +3,9 @@
 // sends (cursor position, device attributes), and encodes named keys as the terminal's modes want them.
 //
 // It only makes the screen: the artifact and the sink take the stream as in pipe mode and never wait for
-// it. The emulator is slow (about 1 MiB/s), so a Terminal is bounded: it feeds the emulator from a queue of
-// at most 1 MiB in writes of at most 4 KiB, and when it falls behind it starts again from the newest
-// output and says so (Screen.Approximate).
+// it. The emulator is slow (1–2 MiB/s), so a Terminal is bounded: it feeds the emulator from a queue of at
+// most 1 MiB in writes of at most 4 KiB, and when it falls behind it starts again from the newest output
+// and says so (Screen.Approximate).
 package screen
 
 import (
@@ -90,11 +90,13 @@ func (s Screen) Showing() bool {
 
 // Terminal is a bounded headless terminal emulator of cols×rows, fed with a command's output by Write.
 //
-// One goroutine of its own feeds the emulator from the queue, on a thread of the lowest priority (Linux),
-// so that under a flood it takes the CPU the command and the sink leave. Snapshot, Resize and KeyMode feed
-// what was written before them on the caller's goroutine (at most 256 KiB), so they never wait for that
-// thread. Memory: the queue (at most 1.125 MiB, let go when it runs empty), the emulator (two screens of
-// cols×rows cells of ~110 bytes each, and x/vt's fixed 4 MiB parser buffer), 64 KiB of answers.
+// One goroutine of its own feeds the emulator from the queue while the output comes no faster than the
+// emulator takes it, on a thread of the lowest priority (Linux); during a flood it waits (feedLoop), so the
+// emulator takes no CPU from the command. Snapshot, Resize and KeyMode feed what was written before them on
+// the caller's goroutine (at most 256 KiB, for at most 0.2 s), so they wait for that thread at most for the
+// 4 KiB it is feeding. Memory: the queue (at most 1.125 MiB, let go when it runs empty), the emulator (two
+// screens of cols×rows cells of 112 bytes: 1 MiB at 120×40, 224 MB at 1000×1000; x/vt's fixed 4 MiB parser
+// buffer), 64 KiB of answers.
 type Terminal struct {
 	// emuMu is held by whoever feeds or reads the emulator: the feeding goroutine, Snapshot, Resize,
 	// KeyMode. It is taken before mu, and the chunk taken from the queue is fed before it is let go, so

@@ -380,19 +380,56 @@ func TestCatchUpBudget(t *testing.T) {
 	}
 }
 
+func TestMarginsPastTheEdge(t *testing.T) {
+	// x/vt v0.1.0 indexed past its buffer for margins past the screen's edge (found by FuzzTerminal): they
+	// are cut to the edge, as a terminal does.
+	for _, tc := range []struct {
+		name       string
+		cols, rows int
+		in         string
+	}{
+		{"left and right", 9, 2, "\x1b[?69h\x1b[;10s0000000000000000000"},
+		{"top and bottom", 7, 8, "\x1b[7;10r\x1b[?6h\x1b[10H\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			term, _ := newTerminal(t, tc.cols, tc.rows)
+			term.Write([]byte(tc.in))
+			s := term.Snapshot()
+			if s.Approximate {
+				t.Errorf("the emulator failed: %+v", s)
+			}
+			check(t, s)
+		})
+	}
+}
+
 func TestLibraryPanicIsContained(t *testing.T) {
-	// x/vt v0.1.0 indexes past its buffer for a right margin past the screen's edge (found by
-	// FuzzTerminal): the emulator starts again, the screen says approximate, and the terminal goes on.
-	term, _ := newTerminal(t, 9, 2)
-	term.Write([]byte("\x1b[?69h\x1b[;10s0000000000000000000"))
+	// A panic in the library restarts the emulator empty; the Terminal says approximate and goes on.
+	v := newVT(20, 5, func([]byte) {})
+	v.Write([]byte("before"))
+	before := v.e
+	if v.guard(func() { panic("a bug in the library") }) {
+		t.Error("guard reported success")
+	}
+	if v.e == before || strings.TrimSpace(string(v.Row(nil, 0))) != "" {
+		t.Error("not a new emulator")
+	}
+	v.Close()
+
+	term, _ := newTerminal(t, 20, 5)
+	term.emuMu.Lock()
+	term.emu = failing{term.emu}
+	term.emuMu.Unlock()
+	term.Write([]byte("x"))
 	if s := term.Snapshot(); !s.Approximate {
 		t.Errorf("screen %+v", s)
 	}
-	term.Write([]byte("\x1b[Hgoing"))
-	if s := term.Snapshot(); !strings.HasPrefix(s.Text, "going") {
-		t.Errorf("screen %+v", s)
-	}
 }
+
+// failing is an emulator whose every Write fails (as after a panic).
+type failing struct{ emulator }
+
+func (f failing) Write(p []byte) bool { f.emulator.Write(p); return false }
 
 func TestQueryAfterAFlood(t *testing.T) {
 	// A program that floods and then asks where the cursor is gets its answer without anyone reading the

@@ -83,29 +83,37 @@ func (v *vtEmulator) start() {
 	// enough digits): ESC[65535b (REP) took 25 ms at 120×40, a CHT of 30 nines 6 s, so a stream of them
 	// would hold the emulator for hours. An n past what the screen can show changes nothing but the time,
 	// so it is cut to that before x/vt's own handler runs (handlers run newest first; this one changes the
-	// parameter in place, sub-parameter flag and all, and passes the sequence on).
-	clamp := func(cmd byte, limit func(n int) int) {
-		e.RegisterCsiHandler(int(cmd), func(params ansi.Params) bool {
-			if len(params) > 0 {
-				if n := params[0].Param(1); limit(n) < n {
-					params[0] = ansi.Param(limit(n))
+	// parameters in place, sub-parameter flag and all, and passes the sequence on). Margins past the
+	// screen's edge (DECSTBM ESC[7;10r on 8 rows, DECSLRM) made x/vt index past its buffer: they are cut
+	// to the edge too (FuzzTerminal found both).
+	clamp := func(cmd byte, limit func(n int) int, params ...int) {
+		e.RegisterCsiHandler(int(cmd), func(p ansi.Params) bool {
+			for _, i := range params {
+				if i < len(p) {
+					if n := p[i].Param(1); limit(n) < n {
+						p[i] = ansi.Param(limit(n))
+					}
 				}
 			}
 			return false
 		})
 	}
+	toCols := func(n int) int { return min(n, v.cols) }
+	toRows := func(n int) int { return min(n, v.rows) }
 	for _, cmd := range []byte("IZ@PX") { // tabs forward and back, insert, delete, erase characters
-		clamp(cmd, func(n int) int { return min(n, v.cols) })
+		clamp(cmd, toCols, 0)
 	}
 	for _, cmd := range []byte("LMST") { // insert, delete lines; scroll up, down
-		clamp(cmd, func(n int) int { return min(n, v.rows) })
+		clamp(cmd, toRows, 0)
 	}
 	clamp('b', func(n int) int { // repeat the last character: past a screenful, the same screen and column
 		if cells := v.cols * v.rows; n > cells {
 			return cells + (n-cells)%v.cols
 		}
 		return n
-	})
+	}, 0)
+	clamp('r', toRows, 0, 1) // top and bottom margins
+	clamp('s', toCols, 0, 1) // left and right margins (with ESC[?69h; else it saves the cursor)
 	v.e = e
 	go drain(e, v.answer)
 	if v.closed {
