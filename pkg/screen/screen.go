@@ -3,9 +3,9 @@
 // sends (cursor position, device attributes), and encodes named keys as the terminal's modes want them.
 //
 // It only makes the screen: the artifact and the sink take the stream as in pipe mode and never wait for
-// it. The emulator is slow (about 1 MiB/s), so a Terminal is bounded: it feeds the emulator from a queue of
-// at most 1 MiB in writes of at most 4 KiB, and when it falls behind it starts again from the newest
-// output and says so (Screen.Approximate).
+// it. The emulator is slow (1–2 MiB/s), so a Terminal is bounded: it feeds the emulator from a queue of at
+// most 1 MiB in writes of at most 4 KiB, and when it falls behind it starts again from the newest output
+// and says so (Screen.Approximate).
 package screen
 
 import (
@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
@@ -34,8 +35,13 @@ const (
 	maxPending = 1 << 20
 	keepBytes  = 64 << 10
 	// snapshotPending is the most a Snapshot (or Resize, KeyMode) feeds before it reads: with more waiting
-	// it cuts the queue as above first, so it waits at most ~0.3 s at the emulator's speed.
+	// it cuts the queue as above first, so it waits at most ~0.3 s at the emulator's speed on text.
 	snapshotPending = 256 << 10
+	// catchUpBudget bounds that wait whatever the bytes cost (a screenful scrolled by each line feed, at a
+	// large size): past it, what still waits is cut to its newest tailBytes and the emulator starts again
+	// from them.
+	catchUpBudget = 200 * time.Millisecond
+	tailBytes     = 4 << 10
 	// queueCap is the queue buffer's size once it has grown: room past maxPending, so the buffer is moved
 	// down at most once per 128 KiB written.
 	queueCap = maxPending + 128<<10
@@ -56,8 +62,8 @@ type Screen struct {
 	Cursor    Cursor `json:"cursor"`
 	AltScreen bool   `json:"altScreen"` // a full-screen program's alternate screen is showing
 	// Approximate: the emulator fell behind by more than 1 MiB at some point and was started again from the
-	// newest 64 KiB of output, so the screen may lack what was drawn before that. It stays set for the
-	// terminal's life.
+	// newest 64 KiB of output (or it failed on some input and started again empty), so the screen may lack
+	// what was drawn before that. It stays set for the terminal's life.
 	Approximate bool `json:"approximate,omitempty"`
 }
 
@@ -84,11 +90,13 @@ func (s Screen) Showing() bool {
 
 // Terminal is a bounded headless terminal emulator of cols×rows, fed with a command's output by Write.
 //
-// One goroutine of its own feeds the emulator from the queue, on a thread of the lowest priority (Linux),
-// so that under a flood it takes the CPU the command and the sink leave. Snapshot, Resize and KeyMode feed
-// what was written before them on the caller's goroutine (at most 256 KiB), so they never wait for that
-// thread. Memory: the queue (at most 1.125 MiB, let go when it runs empty), the emulator (two screens of
-// cols×rows cells of ~110 bytes each, and x/vt's fixed 4 MiB parser buffer), 64 KiB of answers.
+// One goroutine of its own feeds the emulator from the queue while the output comes no faster than the
+// emulator takes it, on a thread of the lowest priority (Linux); during a flood it waits (feedLoop), so the
+// emulator takes no CPU from the command. Snapshot, Resize and KeyMode feed what was written before them on
+// the caller's goroutine (at most 256 KiB, for at most 0.2 s), so they wait for that thread at most for the
+// 4 KiB it is feeding. Memory: the queue (at most 1.125 MiB, let go when it runs empty), the emulator (two
+// screens of cols×rows cells of 112 bytes: 1 MiB at 120×40, 224 MB at 1000×1000; x/vt's fixed 4 MiB parser
+// buffer), 64 KiB of answers.
 type Terminal struct {
 	// emuMu is held by whoever feeds or reads the emulator: the feeding goroutine, Snapshot, Resize,
 	// KeyMode. It is taken before mu, and the chunk taken from the queue is fed before it is let go, so
@@ -108,6 +116,7 @@ type Terminal struct {
 	approximate bool
 	closed      bool
 	done        chan struct{} // the feeding goroutine ended
+	budget      time.Duration // catchUpBudget; tests set 0
 
 	replies   []byte // answers waiting for reply
 	replyWake *sync.Cond
@@ -120,7 +129,7 @@ type Terminal struct {
 // are dropped). A nil reply drops the answers.
 func New(cols, rows int, reply func([]byte)) *Terminal {
 	cols, rows = clampSize(cols), clampSize(rows)
-	t := &Terminal{cols: cols, rows: rows, chunk: make([]byte, feedChunk), done: make(chan struct{})}
+	t := &Terminal{cols: cols, rows: rows, chunk: make([]byte, feedChunk), done: make(chan struct{}), budget: catchUpBudget}
 	t.wake = sync.NewCond(&t.mu)
 	t.replyWake = sync.NewCond(&t.mu)
 	answer := func([]byte) {}
@@ -143,7 +152,7 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	t.queued += int64(len(p))
 	if len(t.q)-t.head+len(p) > maxPending {
-		t.cut(p)
+		t.cut(p, keepBytes)
 	} else {
 		t.push(p)
 	}
@@ -169,17 +178,18 @@ func (t *Terminal) push(p []byte) {
 	t.q = append(t.q, p...)
 }
 
-// cut leaves in the queue only the newest keepBytes of what waits followed by p, from the first line start
-// in them (or else a character's start), and has the emulator start again from there (mu held).
-func (t *Terminal) cut(p []byte) {
+// cut leaves in the queue only the newest keep bytes of what waits followed by p, from the first line start
+// in them (or else a character's start), and has the emulator start again from there (mu held; the queue
+// holds more than keep bytes with p).
+func (t *Terminal) cut(p []byte, keep int) {
 	pending := t.q[t.head:]
-	if len(p) >= keepBytes {
-		if cap(t.q) < keepBytes {
-			t.q = make([]byte, 0, keepBytes)
+	if len(p) >= keep {
+		if cap(t.q) < keep {
+			t.q = make([]byte, 0, keep)
 		}
-		t.q, t.head = append(t.q[:0], p[len(p)-keepBytes:]...), 0
+		t.q, t.head = append(t.q[:0], p[len(p)-keep:]...), 0
 	} else {
-		fromQueue := min(keepBytes-len(p), len(pending))
+		fromQueue := min(keep-len(p), len(pending))
 		n := copy(t.q, pending[len(pending)-fromQueue:])
 		t.q, t.head = t.q[:n], 0
 		t.push(p) // fits: the buffer held more than keepBytes
@@ -197,7 +207,14 @@ func (t *Terminal) cut(p []byte) {
 	t.reset, t.approximate = true, true
 }
 
-// feedLoop is the goroutine that feeds the emulator while bytes wait, until Close.
+// feedLoop is the goroutine that feeds the emulator while bytes wait, until Close. When it is more than
+// snapshotPending behind (a flood: output comes faster than the emulator's ~1 MiB/s), what it would feed
+// is bound to be cut before anyone reads the screen, so it stops feeding until the output pauses for
+// floodQuiet, and then feeds only the newest keepBytes: under a flood the emulator costs no CPU, and
+// Snapshot, which does its own catching up, is the same. (Measured: fed throughout, the emulator took a
+// core and a `cat` of 80-column lines through a pseudo-terminal ran 1.6× as long as beside a bare reader;
+// the thread's nice 19 did not change that, the command being in a session, so a scheduling group, of its
+// own.)
 func (t *Terminal) feedLoop() {
 	// The thread is never unlocked: it ends with the goroutine, and its lowered priority with it.
 	runtime.LockOSThread()
@@ -208,6 +225,12 @@ func (t *Terminal) feedLoop() {
 		for len(t.q) == t.head && !t.reset && !t.closed {
 			t.wake.Wait()
 		}
+		for len(t.q)-t.head > snapshotPending && !t.closed {
+			t.waitQuiet()
+			if len(t.q)-t.head > snapshotPending {
+				t.cut(nil, keepBytes)
+			}
+		}
 		closed := t.closed
 		t.mu.Unlock()
 		if closed {
@@ -216,6 +239,23 @@ func (t *Terminal) feedLoop() {
 		t.emuMu.Lock()
 		t.step(-1)
 		t.emuMu.Unlock()
+	}
+}
+
+// floodQuiet is how long the output must pause before the feeding goroutine feeds again after a flood.
+const floodQuiet = 20 * time.Millisecond
+
+// waitQuiet returns once nothing was written for floodQuiet, or on Close (mu held; let go while it
+// sleeps).
+func (t *Terminal) waitQuiet() {
+	for !t.closed {
+		before := t.queued
+		t.mu.Unlock()
+		time.Sleep(floodQuiet)
+		t.mu.Lock()
+		if t.queued == before {
+			return
+		}
 	}
 }
 
@@ -243,22 +283,36 @@ func (t *Terminal) step(until int64) bool {
 	if reset {
 		t.emu.Reset()
 	}
-	if n > 0 {
-		t.emu.Write(t.chunk[:n])
+	if n > 0 && !t.emu.Write(t.chunk[:n]) {
+		t.failed()
 	}
 	return reset || n > 0
 }
 
 // catchUp feeds the emulator what was written before it, on the caller's goroutine: at most
-// snapshotPending bytes, after cutting the queue when more wait. emuMu held.
+// snapshotPending bytes, after cutting the queue when more wait, and for at most t.budget, after which
+// what still waits is cut to its newest tailBytes, which are fed. emuMu held.
 func (t *Terminal) catchUp() {
 	t.mu.Lock()
 	if len(t.q)-t.head > snapshotPending {
-		t.cut(nil)
+		t.cut(nil, keepBytes)
 	}
 	until := t.queued
 	t.mu.Unlock()
+	deadline := time.Now().Add(t.budget)
 	for t.step(until) {
+		if time.Now().Before(deadline) {
+			continue
+		}
+		t.mu.Lock()
+		if len(t.q)-t.head > tailBytes {
+			t.cut(nil, tailBytes)
+			until = t.queued
+		}
+		t.mu.Unlock()
+		for t.step(until) { // tailBytes at most, whatever they cost
+		}
+		return
 	}
 }
 
@@ -304,7 +358,16 @@ func (t *Terminal) Resize(cols, rows int) {
 	defer t.emuMu.Unlock()
 	t.catchUp()
 	t.cols, t.rows = cols, rows
-	t.emu.Resize(cols, rows)
+	if !t.emu.Resize(cols, rows) {
+		t.failed()
+	}
+}
+
+// failed marks the screen approximate after the emulator failed and started again empty.
+func (t *Terminal) failed() {
+	t.mu.Lock()
+	t.approximate = true
+	t.mu.Unlock()
 }
 
 // KeyMode returns the modes that keys are encoded for now (for Keys), after feeding what was written

@@ -333,3 +333,117 @@ func TestClose(t *testing.T) {
 		t.Errorf("KeyMode after Close: %+v", m)
 	}
 }
+
+func TestRepeatedOperationsAreCut(t *testing.T) {
+	// x/vt repeats REP, CHT, CBT… n times; n is cut to what the screen can show, which changes nothing
+	// on the screen: the same as a count x/vt does itself.
+	for _, tc := range []struct{ name, huge, small string }{
+		{"repeat", "x\x1b[65535b", "x\x1b[35b"},
+		{"tab forward", "\x1b[999999999999999999999999999999I", "\x1b[20I"},
+		{"tab back", "\x1b[1;9H\x1b[999999999999999999999999999999Z", "\x1b[1;9H\x1b[20Z"},
+		{"delete lines", "a\r\nb\r\nc\x1b[1;1H\x1b[65535M", "a\r\nb\r\nc\x1b[1;1H\x1b[3M"},
+		{"scroll up", "a\r\nb\r\nc\x1b[65535S", "a\r\nb\r\nc\x1b[3S"},
+		{"erase characters", "abcdefghij\x1b[1;3H\x1b[65535X", "abcdefghij\x1b[1;3H\x1b[8X"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			huge, _ := newTerminal(t, 10, 3)
+			huge.Write([]byte(tc.huge))
+			small, _ := newTerminal(t, 10, 3)
+			small.Write([]byte(tc.small))
+			if h, s := huge.Snapshot(), small.Snapshot(); h != s || h.Approximate {
+				t.Errorf("%q: %+v\n%q: %+v", tc.huge, h, tc.small, s)
+			}
+		})
+	}
+}
+
+func TestCatchUpBudget(t *testing.T) {
+	// Past its time budget (0 here) a Snapshot cuts what still waits to the newest 4 KiB and feeds that.
+	term := New(80, 24, nil)
+	term.Close() // nothing feeds in the background
+	term.budget = 0
+	var in bytes.Buffer
+	for i := 0; in.Len() < 200<<10; i++ {
+		fmt.Fprintf(&in, "row %d\r\n", i)
+	}
+	in.WriteString("the newest")
+	term.Write(in.Bytes())
+	s := term.Snapshot()
+	if !s.Approximate || !strings.HasSuffix(s.Text, "\nthe newest") {
+		t.Errorf("screen %+v", s)
+	}
+	term.mu.Lock()
+	pending := len(term.q) - term.head
+	term.mu.Unlock()
+	if pending != 0 {
+		t.Errorf("%d bytes still wait", pending)
+	}
+}
+
+func TestMarginsPastTheEdge(t *testing.T) {
+	// x/vt v0.1.0 indexed past its buffer for margins past the screen's edge (found by FuzzTerminal): they
+	// are cut to the edge, as a terminal does.
+	for _, tc := range []struct {
+		name       string
+		cols, rows int
+		in         string
+	}{
+		{"left and right", 9, 2, "\x1b[?69h\x1b[;10s0000000000000000000"},
+		{"top and bottom", 7, 8, "\x1b[7;10r\x1b[?6h\x1b[10H\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			term, _ := newTerminal(t, tc.cols, tc.rows)
+			term.Write([]byte(tc.in))
+			s := term.Snapshot()
+			if s.Approximate {
+				t.Errorf("the emulator failed: %+v", s)
+			}
+			check(t, s)
+		})
+	}
+}
+
+func TestLibraryPanicIsContained(t *testing.T) {
+	// A panic in the library restarts the emulator empty; the Terminal says approximate and goes on.
+	v := newVT(20, 5, func([]byte) {})
+	v.Write([]byte("before"))
+	before := v.e
+	if v.guard(func() { panic("a bug in the library") }) {
+		t.Error("guard reported success")
+	}
+	if v.e == before || strings.TrimSpace(string(v.Row(nil, 0))) != "" {
+		t.Error("not a new emulator")
+	}
+	v.Close()
+
+	term, _ := newTerminal(t, 20, 5)
+	term.emuMu.Lock()
+	term.emu = failing{term.emu}
+	term.emuMu.Unlock()
+	term.Write([]byte("x"))
+	if s := term.Snapshot(); !s.Approximate {
+		t.Errorf("screen %+v", s)
+	}
+}
+
+// failing is an emulator whose every Write fails (as after a panic).
+type failing struct{ emulator }
+
+func (f failing) Write(p []byte) bool { f.emulator.Write(p); return false }
+
+func TestQueryAfterAFlood(t *testing.T) {
+	// A program that floods and then asks where the cursor is gets its answer without anyone reading the
+	// screen: the feeding goroutine, which stopped during the flood, feeds the newest output once it pauses.
+	term, a := newTerminal(t, 80, 24)
+	line := []byte(strings.Repeat("flood ", 13) + "\r\n")
+	for range (3 << 20) / len(line) {
+		term.Write(line)
+	}
+	term.Write([]byte("prompt> \x1b[6n"))
+	if got := a.next(t); got != "\x1b[24;9R" {
+		t.Errorf("reply %q", got)
+	}
+	if s := term.Snapshot(); !s.Approximate || !strings.HasSuffix(s.Text, "\nprompt>") {
+		t.Errorf("screen %+v", s)
+	}
+}

@@ -12,10 +12,14 @@ import (
 // means writing another emulator here.
 
 // emulator is the terminal emulation a Terminal drives from one goroutine at a time (the Terminal's lock).
+//
+// Write and Resize never panic: when the library does, the emulator starts again empty (as Reset) and they
+// report false, so a bug in it costs the screen, never the supervisor.
 type emulator interface {
-	Write(p []byte) // the command's output, any bytes; the Terminal gives at most feedChunk at a time
-	Resize(cols, rows int)
-	// Reset forgets everything: a fresh emulator of the same size (screens, modes, parser state).
+	Write(p []byte) bool // the command's output, any bytes; the Terminal gives at most feedChunk at a time
+	Resize(cols, rows int) bool
+	// Reset forgets everything: the emulator is as new, of the same size (screens, cursor, modes, parser
+	// state).
 	Reset()
 	// Row appends the text of row y (0-based) to b: one cell's character once (a wide character's
 	// continuation cells give nothing), a blank cell a space, no escape sequences; trailing spaces kept.
@@ -75,6 +79,41 @@ func (v *vtEmulator) start() {
 		_, _ = io.WriteString(e.InputPipe(), "\x1b[0n")
 		return true
 	})
+	// x/vt repeats some operations n times, and its parser does not bound a parameter (n up to 2^31 from
+	// enough digits): ESC[65535b (REP) took 25 ms at 120×40, a CHT of 30 nines 6 s, so a stream of them
+	// would hold the emulator for hours. An n past what the screen can show changes nothing but the time,
+	// so it is cut to that before x/vt's own handler runs (handlers run newest first; this one changes the
+	// parameters in place, sub-parameter flag and all, and passes the sequence on). Margins past the
+	// screen's edge (DECSTBM ESC[7;10r on 8 rows, DECSLRM) made x/vt index past its buffer: they are cut
+	// to the edge too (FuzzTerminal found both).
+	clamp := func(cmd byte, limit func(n int) int, params ...int) {
+		e.RegisterCsiHandler(int(cmd), func(p ansi.Params) bool {
+			for _, i := range params {
+				if i < len(p) {
+					if n := p[i].Param(1); limit(n) < n {
+						p[i] = ansi.Param(limit(n))
+					}
+				}
+			}
+			return false
+		})
+	}
+	toCols := func(n int) int { return min(n, v.cols) }
+	toRows := func(n int) int { return min(n, v.rows) }
+	for _, cmd := range []byte("IZ@PX") { // tabs forward and back, insert, delete, erase characters
+		clamp(cmd, toCols, 0)
+	}
+	for _, cmd := range []byte("LMST") { // insert, delete lines; scroll up, down
+		clamp(cmd, toRows, 0)
+	}
+	clamp('b', func(n int) int { // repeat the last character: past a screenful, the same screen and column
+		if cells := v.cols * v.rows; n > cells {
+			return cells + (n-cells)%v.cols
+		}
+		return n
+	}, 0)
+	clamp('r', toRows, 0, 1) // top and bottom margins
+	clamp('s', toCols, 0, 1) // left and right margins (with ESC[?69h; else it saves the cursor)
 	v.e = e
 	go drain(e, v.answer)
 	if v.closed {
@@ -116,14 +155,42 @@ func (v *vtEmulator) stop() {
 	_ = v.e.Close()
 }
 
-func (v *vtEmulator) Write(p []byte) { _, _ = v.e.Write(p) }
-
-func (v *vtEmulator) Resize(cols, rows int) {
-	v.cols, v.rows = cols, rows
-	v.e.Resize(cols, rows)
+func (v *vtEmulator) Write(p []byte) bool {
+	return v.guard(func() { _, _ = v.e.Write(p) })
 }
 
+func (v *vtEmulator) Resize(cols, rows int) bool {
+	v.cols, v.rows = cols, rows
+	return v.guard(func() { v.e.Resize(cols, rows) })
+}
+
+// guard runs f, and on a panic in it starts a fresh emulator and reports false. x/vt v0.1.0 panics on some
+// input (FuzzTerminal found left/right margins past the screen's edge, ESC[?69h ESC[;10s on a screen of 9
+// columns); its state after a panic is not to be trusted.
+func (v *vtEmulator) guard(f func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			v.renew()
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
+
+// resetBytes bring x/vt back to its state when new, without a new emulator (a fresh one allocates ~5 MB,
+// which under a flood, with a restart at every chunk, left 55 MiB of heap in use): four CANs end whatever
+// the parser is in (a UTF-8 character takes up to three more bytes, then CAN cancels any sequence or
+// string), and RIS (ESC c) clears both screens, the cursor, margins, tab stops, character sets and modes.
+// What RIS keeps (the title, colours set by OSC) is not on the screen's text.
+const resetBytes = "\x18\x18\x18\x18\x1bc"
+
 func (v *vtEmulator) Reset() {
+	v.guard(func() { _, _ = v.e.Write([]byte(resetBytes)) }) // on a panic, guard makes a new one
+}
+
+// renew replaces the emulator with a new one, after a panic in it.
+func (v *vtEmulator) renew() {
 	v.stop()
 	v.start()
 }
@@ -143,6 +210,8 @@ func (v *vtEmulator) Row(b []byte, y int) []byte {
 			if c.Width != 0 {
 				b = append(b, ' ') // an empty cell that takes a column
 			} // else: a wide character's continuation
+		case x+c.Width > v.cols:
+			b = append(b, ' ') // a wide character cut by the edge (the screen was made narrower)
 		default:
 			b = appendPrintable(b, c.Content)
 		}
