@@ -314,6 +314,11 @@ func checkSizeFlags(fs *pflag.FlagSet) error {
 			return fmt.Errorf("--%s: want %d to %d, got %d", name, console.MinSize, console.MaxSize, n)
 		}
 	}
+	cols, _ := fs.GetInt("cols")
+	rows, _ := fs.GetInt("rows")
+	if err := console.CheckSize(cols, rows); err != nil {
+		return fmt.Errorf("--%w", err)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@
 package console
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -29,12 +30,14 @@ type Options struct {
 	Rows int  `json:"rows,omitempty"` // tty: rows, MinSize to MaxSize; 0 is DefaultRows
 }
 
-// The terminal's size (docs/reference.md §14): 120×40 unless asked, each side 2 to 1000.
+// The terminal's size (docs/reference.md §14): 120×40 unless asked, each side 2 to 1000, and at most MaxCells
+// cells, so the emulator's screens (224 bytes a cell) keep the supervisor within its memory budget (§12).
 const (
 	DefaultCols = 120
 	DefaultRows = 40
 	MinSize     = 2
 	MaxSize     = 1000
+	MaxCells    = 40000
 )
 
 // Mode names the input of o: "tty" or "pipe" (a task record's `interactive`).
@@ -68,7 +71,8 @@ func (o *Options) Check() error {
 	return CheckSize(o.Cols, o.Rows)
 }
 
-// CheckSize refuses a number of columns or rows outside MinSize to MaxSize; 0 means not given.
+// CheckSize refuses a number of columns or rows outside MinSize to MaxSize (0 means not given: the
+// default), and a size of more than MaxCells cells.
 func CheckSize(cols, rows int) error {
 	var errs []error
 	for _, f := range []struct {
@@ -79,7 +83,19 @@ func CheckSize(cols, rows int) error {
 			errs = append(errs, fmt.Errorf("%s: want %d to %d, got %d", f.name, MinSize, MaxSize, f.n))
 		}
 	}
+	if errs == nil {
+		return checkCells(cmp.Or(cols, DefaultCols), cmp.Or(rows, DefaultRows))
+	}
 	return errors.Join(errs...)
+}
+
+// checkCells refuses a terminal of more than MaxCells cells.
+func checkCells(cols, rows int) error {
+	if cols*rows > MaxCells {
+		return fmt.Errorf("cols × rows: at most %d cells (200×200, 1000×40), got %d×%d: a larger screen would not fit "+
+			"the supervisor's memory bound", MaxCells, cols, rows)
+	}
+	return nil
 }
 
 // MaxPending is the most input that waits in the supervisor for the command to read it, bytes (what the
@@ -328,11 +344,9 @@ func (c *Console) Resize(cols, rows int) error {
 		return ErrEnded
 	}
 	oc, or := c.opts.Size()
-	if cols == 0 {
-		cols = oc
-	}
-	if rows == 0 {
-		rows = or
+	cols, rows = cmp.Or(cols, oc), cmp.Or(rows, or)
+	if err := checkCells(cols, rows); err != nil {
+		return err
 	}
 	if err := setSize(c.in, cols, rows); err != nil {
 		return fmt.Errorf("resize the terminal: %w", err)
