@@ -28,7 +28,8 @@ func TestOptionsCheck(t *testing.T) {
 		{&Options{Cols: 80}, "a size needs a terminal"},
 		{&Options{TTY: true, Cols: 1000, Rows: 40}, ""},
 		{&Options{TTY: true, Cols: 1000, Rows: 41}, "at most 40000 cells"},
-		{&Options{TTY: true, Cols: 1000}, "at most 40000 cells"}, // 40 rows unless given
+		{&Options{TTY: true, Cols: 1000}, ""},                   // 40 rows unless given: 40,000
+		{&Options{TTY: true, Rows: 400}, "at most 40000 cells"}, // 120 columns unless given
 	} {
 		err := tc.o.Check()
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
