@@ -57,7 +57,7 @@ func TestScreenText(t *testing.T) {
 		{name: "blank rows inside kept", in: "a\r\n\r\nb", text: "a\n\nb", cursor: Cursor{3, 2}},
 		{name: "wide characters once", in: "日本語 ok\r\n👍x", text: "日本語 ok\n👍x", cursor: Cursor{2, 4}},
 		{name: "combining mark", in: "e\u0301!", text: "e\u0301!", cursor: Cursor{1, 3}},
-		{name: "invalid UTF-8 is dropped", in: "a\xffb\xc3", text: "ab", cursor: Cursor{1, 3}},
+		{name: "invalid UTF-8 is U+FFFD, and what follows stays", in: "a\xffb\xe9\r\nc\xc3", text: "a\uFFFDb\uFFFD\nc", cursor: Cursor{2, 2}},
 		{name: "wraps at the width", cols: 10, rows: 5, in: "0123456789abc", text: "0123456789\nabc", cursor: Cursor{2, 4}},
 		{name: "scrolls", cols: 10, rows: 3, in: "1\r\n2\r\n3\r\n4\r\n5", text: "3\n4\n5", cursor: Cursor{3, 2}},
 		{name: "OSC title is not text", in: "\x1b]0;my title\x07shown", text: "shown", cursor: Cursor{1, 6}},

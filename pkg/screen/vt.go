@@ -44,6 +44,7 @@ type vtEmulator struct {
 	appCursor  bool // DECCKM (CSI ?1h), seen through x/vt's mode callbacks
 	appKeypad  bool // DECKPAM (ESC =)
 	closed     bool // Close was called: an emulator made later answers nothing
+	utf8       utf8Fix
 }
 
 func newVT(cols, rows int, answer replyPipe) *vtEmulator {
@@ -156,6 +157,7 @@ func (v *vtEmulator) stop() {
 }
 
 func (v *vtEmulator) Write(p []byte) bool {
+	p = v.utf8.fix(p)
 	return v.guard(func() { _, _ = v.e.Write(p) })
 }
 
@@ -186,6 +188,7 @@ func (v *vtEmulator) guard(f func()) (ok bool) {
 const resetBytes = "\x18\x18\x18\x18\x1bc"
 
 func (v *vtEmulator) Reset() {
+	v.utf8.reset()
 	v.guard(func() { _, _ = v.e.Write([]byte(resetBytes)) }) // on a panic, guard makes a new one
 }
 
