@@ -19,7 +19,7 @@ func TestUTF8Fix(t *testing.T) {
 		{[]string{"\xc3\r\n2nd"}, "\uFFFD\r\n2nd"},
 		{[]string{"\x80\xbf"}, "\uFFFD\uFFFD"},
 		{[]string{"a\xe2\x82", "\xacb"}, "a€b"},          // € cut after two of its three bytes
-		{[]string{"a\xf0", "\x9f\x98", "\x80!"}, "a😀!"}, // cut twice
+		{[]string{"a\xf0", "\x9f\x98", "\x80!"}, "a😀!"},  // cut twice
 		{[]string{"a\xe2\x82", "Z"}, "a\uFFFD\uFFFDZ"},   // a cut start that never completes
 		{[]string{"\xed\xa0\x80"}, "\uFFFD\uFFFD\uFFFD"}, // a surrogate is no UTF-8
 	} {
