@@ -159,6 +159,8 @@ func TestQueryReplies(t *testing.T) {
 		{"secondary device attributes", "\x1b[>c", "\x1b[>"},
 		{"operating status", "\x1b[5n", "\x1b[0n"},
 		{"mode query", "\x1b[?1$p", "\x1b[?1;2$y"},
+		{"text area size", "\x1b[18t", "\x1b[8;24;80t"},
+		{"screen size", "\x1b[19t", "\x1b[9;24;80t"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			term, a := newTerminal(t, 80, 24)

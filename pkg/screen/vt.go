@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -78,6 +79,16 @@ func (v *vtEmulator) start() {
 			return false
 		}
 		_, _ = io.WriteString(e.InputPipe(), "\x1b[0n")
+		return true
+	})
+	// Window reports (XTWINOPS): x/vt answers none; 18 (the text area) and 19 (the screen) in characters are
+	// how a program without TIOCGWINSZ learns the size (`resize`, some editors over serial lines).
+	e.RegisterCsiHandler('t', func(params ansi.Params) bool {
+		n, _, _ := params.Param(0, 0)
+		if (n != 18 && n != 19) || len(params) != 1 {
+			return false
+		}
+		_, _ = fmt.Fprintf(e.InputPipe(), "\x1b[%d;%d;%dt", n-10, v.rows, v.cols)
 		return true
 	})
 	// x/vt repeats some operations n times, and its parser does not bound a parameter (n up to 2^31 from
