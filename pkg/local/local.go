@@ -26,6 +26,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/tasks"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 // Config is the place's settings (docs/reference.md §4): what this machine's config says about where and how
@@ -154,6 +155,11 @@ func (e *Executor) execute(ctx context.Context, p prepared, obs executor.Observe
 	}
 	res := p.finish()
 	res.Streamed = streamed
+	if s := outcome.Screen; s != nil && s.Showing() && outcome.TimedOut {
+		// It asked for input nobody could give: say how to give it (reference §14).
+		res.Footer = append(res.Footer, texts.ScreenTimedOut)
+		res.Retext()
+	}
 	return res
 }
 

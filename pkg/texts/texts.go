@@ -114,10 +114,13 @@ const (
 const (
 	StdinPipeNeedsTask = "stdin: a pipe needs a task that `agentbash input` can write to: use `start --stdin-pipe` " +
 		"or `run --yield S --stdin-pipe` (rpc: start; MCP: run_in_background or yield_seconds), or --tty"
-	InputEnded          = "task %s has ended (%s): it takes no more input"
-	InputNone           = "task %s was started without --stdin-pipe or --tty: it has no input to write to (start it with --stdin-pipe, or --tty for a terminal)"
-	InputUnreachable    = "task %s is running, but its input cannot be reached: %v"
-	ScreenHeader        = "--- screen ---"
+	InputEnded       = "task %s has ended (%s): it takes no more input"
+	InputNone        = "task %s was started without --stdin-pipe or --tty: it has no input to write to (start it with --stdin-pipe, or --tty for a terminal)"
+	InputUnreachable = "task %s is running, but its input cannot be reached: %v"
+	ScreenHeader     = "--- screen ---"
+	// ScreenTimedOut: a foreground --tty run timed out with a prompt or a full-screen program showing.
+	ScreenTimedOut = "[It timed out showing a prompt or a full-screen program: a command that waits for input needs " +
+		"--yield SECONDS (MCP: yield_seconds), then agentbash input (MCP: bash_input) to answer it]"
 	TaskYieldedInput    = "[Still running as task %s (pid %d): agentbash input %s TEXT (or --keys) answers it, agentbash output %s reads more]"
 	MCPTaskYieldedInput = "[Still running as task %s (pid %d): call bash_input with task_id \"%s\" to type into it " +
 		"(text, keys), bash_output to read more, bash_kill to stop it]"
