@@ -14,7 +14,7 @@ import (
 )
 
 func newInputCmd(ios IO) *cobra.Command {
-	var keys string
+	var keys []string
 	var eof, raw bool
 	var wait float64
 	var cols, rows int
@@ -59,10 +59,11 @@ Exit status: 0 when the input was written; 1 when the task ended, has no input, 
 					}
 				}
 			}
-			if c.Flags().Changed("keys") {
-				if in.Keys = screen.ParseKeys(keys); len(in.Keys) == 0 {
-					return usageError{err: errors.New("--keys: no key named"), cmd: c.CommandPath()}
-				}
+			for _, k := range keys { // --keys a --keys Enter is a then Enter
+				in.Keys = append(in.Keys, screen.ParseKeys(k)...)
+			}
+			if c.Flags().Changed("keys") && len(in.Keys) == 0 {
+				return usageError{err: errors.New("--keys: no key named"), cmd: c.CommandPath()}
 			}
 			if err := checkSizeFlags(c.Flags()); err != nil {
 				return usageError{err: err, cmd: c.CommandPath()}
@@ -81,7 +82,7 @@ Exit status: 0 when the input was written; 1 when the task ended, has no input, 
 			return nil
 		},
 	}
-	c.Flags().StringVar(&keys, "keys", "", "send the named `KEYS`, comma-separated (Enter,Up,C-c,…)")
+	c.Flags().StringArrayVar(&keys, "keys", nil, "send the named `KEYS`, comma-separated (Enter,Up,C-c,…); repeatable, in order")
 	c.Flags().BoolVar(&eof, "eof", false, "end the input: close the pipe, or send the terminal's EOF (C-d)")
 	c.Flags().BoolVar(&raw, "raw", false, "write TEXT as given, without escapes")
 	c.Flags().Float64Var(&wait, "wait", service.DefaultInputWait, "wait up to `SECONDS` for the output to settle before reading")

@@ -299,6 +299,8 @@ func (f runFlags) checkInput(fs *pflag.FlagSet) error {
 	switch {
 	case (f.cols != 0 || f.rows != 0) && !f.tty:
 		return errors.New("--cols and --rows size a terminal: they need --tty")
+	case f.tty && f.stdinPipe:
+		return errors.New("--tty makes the terminal the command's stdin: it does not go with --stdin-pipe")
 	case f.stdin && (f.tty || f.stdinPipe):
 		return errors.New("--stdin passes agentbash's own stdin: it does not go with --tty or --stdin-pipe")
 	case f.stdinPipe && !f.background && f.yield == 0:

@@ -51,8 +51,9 @@ func (t taskOps) Input(ctx context.Context, id string, in console.Request, wait 
 	if err != nil {
 		return tasks.ErrorResult(id, err), err
 	}
-	settle(ctx, store, id, before, wait)
-	return t.Output(ctx, id, tasks.DefaultReader, 0, maxBytes, nil)
+	settle(ctx, store, rec, before, wait)
+	r, err := t.Output(ctx, id, tasks.DefaultReader, 0, maxBytes, nil)
+	return r, err
 }
 
 // acceptsInput says why task rec cannot take in: it ended, it has no input, a resize of a pipe, unknown
@@ -77,9 +78,13 @@ func acceptsInput(rec tasks.Record, in console.Request) error {
 	return nil
 }
 
-// settle waits until task id's stream grew past before and then stayed quiet for settleQuiet, the task
-// ended, wait passed or ctx ended: the answer to what was typed is then in the stream.
-func settle(ctx context.Context, store tasks.Store, id string, before int64, wait time.Duration) {
+// settle waits until task rec's stream grew past before and then stayed quiet for settleQuiet, the task
+// ended, wait passed or ctx ended: the answer to what was typed is then in the stream. In a terminal, the
+// echo of what was typed is output too, so there the quiet counts only once the screen waits again (a prompt
+// at the cursor, or a full-screen program: screen.Screen.Showing): `time.sleep(1); 6*7` is answered after
+// its second, not at its echo.
+func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int64, wait time.Duration) {
+	id, tty := rec.TaskID, rec.Interactive == "tty"
 	deadline := time.Now().Add(wait)
 	size, grew := before, time.Time{}
 	for {
@@ -100,7 +105,7 @@ func settle(ctx context.Context, store tasks.Store, id string, before int64, wai
 		switch {
 		case now != size:
 			size, grew = now, time.Now()
-		case !grew.IsZero() && time.Since(grew) >= settleQuiet:
+		case !grew.IsZero() && time.Since(grew) >= settleQuiet && (!tty || waiting(ctx, store, id)):
 			return
 		}
 		if !rec.Running() {
@@ -109,10 +114,29 @@ func settle(ctx context.Context, store tasks.Store, id string, before int64, wai
 	}
 }
 
-// withScreen adds the screen of running task rec's terminal to r, asked of its supervisor; an ended task's
-// result has its last one already. A screen that cannot be had leaves r as it is.
+// waiting reports whether task id's terminal shows a prompt at the cursor or a full-screen program.
+func waiting(ctx context.Context, store tasks.Store, id string) bool {
+	reply, err := console.Send(ctx, store.SocketPath(id), console.Request{})
+	return err != nil || reply.Screen == nil || reply.Screen.Showing()
+}
+
+// withScreen adds to a read r of interactive task rec what a model needs to go on: while it runs, the
+// screen of its terminal, asked of its supervisor (a screen that cannot be had leaves r as it is); once it
+// ended, a line that says so, since a quiet task and an ended one read alike ("(no new output)").
 func withScreen(ctx context.Context, store tasks.Store, rec tasks.Record, r *result.Result) {
-	if rec.Interactive != "tty" || !rec.Running() {
+	if rec.Interactive == "" {
+		return
+	}
+	if !rec.Running() {
+		end := r.Details.Status
+		if c := r.Details.ExitCode; c != nil {
+			end = fmt.Sprintf("%s, exit code %d", end, *c)
+		}
+		r.Footer = append(r.Footer, fmt.Sprintf(texts.TaskEnded, rec.TaskID, end))
+		r.Retext()
+		return
+	}
+	if rec.Interactive != "tty" {
 		return
 	}
 	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), console.Request{}); err == nil {

@@ -167,6 +167,9 @@ func (c *Command) Validate(validName func(string) bool, nameRule string) error {
 	if c.StdinMode != "" && c.StdinMode != StdinPipe {
 		errs = append(errs, fmt.Errorf("stdin: want %q (a pipe that `input` writes to) or nothing, got %q", StdinPipe, c.StdinMode))
 	}
+	if c.TTY && c.StdinMode != "" {
+		errs = append(errs, errors.New("stdin: a terminal (tty) is the command's stdin already: give tty or stdin \"pipe\", not both"))
+	}
 	if err := c.Interactive().Check(); err != nil {
 		errs = append(errs, err)
 	}

@@ -424,7 +424,7 @@ func ReadResult(rd Read) result.Result {
 	r.Output, r.Footer = body, footer
 	r.Content = []result.Content{{Type: "text", Text: r.Text()}}
 	if o := rd.Record.Outcome; o != nil && !rd.Record.Running() {
-		r.AddScreen(o.Screen) // the terminal's last screen
+		r.Details.Screen = o.Screen // the terminal's last screen; nothing waits on it any more: not in the text
 	}
 	return r
 }

@@ -112,12 +112,14 @@ const (
 // without input (id), or whose input cannot be reached (id, why); the line above a screen in the text; the
 // end of a yielded interactive task's result (id, pid, id, id) on the CLI and in MCP (id, pid, id).
 const (
-	StdinPipeNeedsTask = "stdin: a pipe needs a task that `agentbash input` can write to: use `start --stdin-pipe` " +
-		"or `run --yield S --stdin-pipe` (rpc: start; MCP: run_in_background or yield_seconds), or --tty"
+	StdinPipeNeedsTask = "stdin: a pipe needs a task that input can be written to: `start --stdin-pipe` or " +
+		"`run --yield S --stdin-pipe` (rpc: start, or bash with yield; MCP: run_in_background or yield_seconds)"
 	InputEnded       = "task %s has ended (%s): it takes no more input"
-	InputNone        = "task %s was started without --stdin-pipe or --tty: it has no input to write to (start it with --stdin-pipe, or --tty for a terminal)"
+	InputNone        = "task %s was started without an input (--stdin-pipe or --tty; rpc and MCP: stdin \"pipe\" or tty): it has none to write to"
 	InputUnreachable = "task %s is running, but its input cannot be reached: %v"
 	ScreenHeader     = "--- screen ---"
+	// TaskEnded ends a read of an interactive task that has ended (id, status and exit code).
+	TaskEnded = "[Task %s has ended: %s]"
 	// ScreenTimedOut: a foreground --tty run timed out with a prompt or a full-screen program showing.
 	ScreenTimedOut = "[It timed out showing a prompt or a full-screen program: a command that waits for input needs " +
 		"--yield SECONDS (MCP: yield_seconds), then agentbash input (MCP: bash_input) to answer it]"
