@@ -79,7 +79,9 @@ func (t taskOps) Wait(ctx context.Context, id string, timeout time.Duration) (re
 		}
 		if !rec.Running() || (timeout > 0 && !time.Now().Before(deadline)) || ctx.Err() != nil {
 			r := store.FinalResult(rec)
-			withScreen(ctx, store, rec, &r)
+			if rec.Running() { // wait's own timeout: the screen now (an ended task's result has its last)
+				withScreen(ctx, store, rec, &r)
+			}
 			return r, nil
 		}
 	}
