@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/console"
@@ -106,7 +107,10 @@ func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int
 		case now != size:
 			size, grew = now, time.Now()
 		case !grew.IsZero() && time.Since(grew) >= settleQuiet && (!tty || waiting(ctx, store, id)):
-			return
+			if !tty || socketUp(store, id) {
+				return
+			}
+			// Its shell ended (the socket goes first): the record says how, in a moment.
 		}
 		if !rec.Running() {
 			return
@@ -114,10 +118,17 @@ func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int
 	}
 }
 
-// waiting reports whether task id's terminal shows a prompt at the cursor or a full-screen program.
+// waiting reports whether task id's terminal shows a prompt at the cursor or a full-screen program, or can no
+// longer be asked (its shell ended).
 func waiting(ctx context.Context, store tasks.Store, id string) bool {
 	reply, err := console.Send(ctx, store.SocketPath(id), console.Request{})
 	return err != nil || reply.Screen == nil || reply.Screen.Showing()
+}
+
+// socketUp reports whether task id's supervisor still listens for input (its shell runs).
+func socketUp(store tasks.Store, id string) bool {
+	_, err := os.Stat(store.SocketPath(id))
+	return err == nil
 }
 
 // withScreen adds to a read r of interactive task rec what a model needs to go on: while it runs, the
