@@ -10,12 +10,14 @@
 #               bench/target.py, its own interleaved rounds, each ratio with its 95 % interval
 #   sandbox:    `run --sandbox workspace-write true` and the writes-only level against `run true` (budget + 15 ms),
 #               as root and as uid 65534: bench/sandbox.py, its own interleaved rounds
+#   terminal:   50 MB through `run --tty` against a bare pseudo-terminal read by script(1) (budget 1.5×), pipe
+#               mode against the old build, the supervisor's peak RSS in terminal mode: bench/tty.py
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
 # Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
 # bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
 # python3 and git (to build the old build); static builds (CGO_ENABLED=0), the release's flags.
 #   bench/run.sh              # all, in a few minutes
-#   RUNS=5 CALLS=400 TROUNDS=1000 SROUNDS=100 bench/run.sh
+#   RUNS=5 CALLS=400 TROUNDS=1000 SROUNDS=100 TTYROUNDS=5 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -38,6 +40,8 @@ base="$PWD/$out/agentbash-$base_rev"
 build "$base_rev"
 seam_rev=${SEAM_REV:-53953d9}
 build "$seam_rev"
+tty_rev=${TTY_REV:-d29c208} # the last build before terminal mode
+build "$tty_rev"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
@@ -46,6 +50,7 @@ runs=${RUNS:-3}
 calls=${CALLS:-200}
 TROUNDS=${TROUNDS:-500}
 SROUNDS=${SROUNDS:-60}
+TTYROUNDS=${TTYROUNDS:-3}
 il=bench/interleave.py
 
 echo "== per call: run true ($calls rounds)"
@@ -76,6 +81,9 @@ python3 bench/target.py --rounds "$TROUNDS" --json "$tmp/target.json" --old-name
 
 echo "== sandbox: run --sandbox workspace-write true vs run true, as root and uid 65534 ($SROUNDS rounds)"
 python3 bench/sandbox.py --rounds "$SROUNDS" --json "$tmp/sandbox.json" "$ab" | tee "$out/sandbox.md"
+
+echo "== terminal mode: 50 MB through run --tty vs a bare pseudo-terminal; pipe mode vs the build of $tty_rev ($TTYROUNDS rounds)"
+python3 bench/tty.py --rounds "$TTYROUNDS" --json "$tmp/tty.json" --old-name "$tty_rev" "$ab" "$PWD/$out/agentbash-$tty_rev" | tee "$out/tty.md"
 
 plain='yes 0123456789abcdef | head -c 1000000000'
 # Coloured CRLF lines with a progress bar redrawn by a CR: 7 escape sequences and 2 CRs in 80 bytes.
@@ -125,6 +133,8 @@ print(f"| 1 GB plain into `cat > /dev/null` (what any reader of the stream costs
       f"{a['median'] / b['median']:.2f}× | — |")
 row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["pipeline colour"], sec, 1.0)
 for line in json.load(open(f"{tmp}/target.json"))["rows"]:      # bench/target.py's table
+    print(line)
+for line in json.load(open(f"{tmp}/tty.json"))["rows"]:         # bench/tty.py's table
     print(line)
 for r in json.load(open(f"{tmp}/sandbox.json"))["rows"]:        # bench/sandbox.py's
     if "deltaMs" in r:
