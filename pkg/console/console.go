@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -37,7 +38,7 @@ const (
 	DefaultRows = 40
 	MinSize     = 2
 	MaxSize     = 1000
-	MaxCells    = 40000
+	MaxCells    = 30000
 )
 
 // Mode names the input of o: "tty" or "pipe" (a task record's `interactive`).
@@ -92,11 +93,14 @@ func CheckSize(cols, rows int) error {
 // checkCells refuses a terminal of more than MaxCells cells.
 func checkCells(cols, rows int) error {
 	if cols*rows > MaxCells {
-		return fmt.Errorf("cols × rows: at most %d cells (200×200, 1000×40), got %d×%d: a larger screen would not fit "+
+		return fmt.Errorf("cols × rows: at most %d cells (150×200, 750×40), got %d×%d: a larger screen would not fit "+
 			"the supervisor's memory bound", MaxCells, cols, rows)
 	}
 	return nil
 }
+
+// terminalHeap is the soft limit on the Go heap of a process with a terminal open (see Open), bytes.
+const terminalHeap = 20 << 20
 
 // MaxPending is the most input that waits in the supervisor for the command to read it, bytes (what the
 // kernel's pipe or terminal holds is not counted). Input past it is refused whole ([ErrFull]).
@@ -158,6 +162,12 @@ func Open(o Options) (*Console, error) {
 		}
 		c.in, c.child = master, tty
 		c.term = screen.New(cols, rows, c.reply)
+		// The emulator makes much garbage (x/vt allocates some 100 bytes per byte it reads, and a resize makes
+		// new screens): a soft limit on the heap keeps the supervisor within its budget (docs/reference.md
+		// §12) by collecting sooner, instead of letting the heap double before each collection.
+		if limit := debug.SetMemoryLimit(-1); limit > terminalHeap {
+			debug.SetMemoryLimit(terminalHeap)
+		}
 	}
 	go c.write()
 	return c, nil

@@ -26,10 +26,10 @@ func TestOptionsCheck(t *testing.T) {
 		{&Options{TTY: true, Cols: 1}, "cols: want 2 to 1000, got 1"},
 		{&Options{TTY: true, Rows: 1001}, "rows: want 2 to 1000, got 1001"},
 		{&Options{Cols: 80}, "a size needs a terminal"},
-		{&Options{TTY: true, Cols: 1000, Rows: 40}, ""},
-		{&Options{TTY: true, Cols: 1000, Rows: 41}, "at most 40000 cells"},
-		{&Options{TTY: true, Cols: 1000}, ""},                   // 40 rows unless given: 40,000
-		{&Options{TTY: true, Rows: 400}, "at most 40000 cells"}, // 120 columns unless given
+		{&Options{TTY: true, Cols: 750, Rows: 40}, ""},
+		{&Options{TTY: true, Cols: 750, Rows: 41}, "at most 30000 cells"},
+		{&Options{TTY: true, Cols: 750}, ""},                    // 40 rows unless given: 30,000
+		{&Options{TTY: true, Rows: 300}, "at most 30000 cells"}, // 120 columns unless given
 	} {
 		err := tc.o.Check()
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {

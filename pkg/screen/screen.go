@@ -29,7 +29,7 @@ const (
 
 // The bounds of a Terminal, in bytes.
 const (
-	feedChunk = 4 << 10 // the most the emulator is given at once: a grapheme run and a scroll burst stay small
+	feedChunk = 1 << 10 // the most the emulator is given at once: a grapheme run and a scroll burst stay small
 	// maxPending is how far the emulator may fall behind: past it the queue keeps only its newest keepBytes
 	// and the emulator starts again from them (Screen.Approximate).
 	maxPending = 1 << 20

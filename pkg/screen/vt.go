@@ -1,8 +1,10 @@
 package screen
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -45,7 +47,8 @@ type vtEmulator struct {
 	appCursor  bool // DECCKM (CSI ?1h), seen through x/vt's mode callbacks
 	appKeypad  bool // DECKPAM (ESC =)
 	closed     bool // Close was called: an emulator made later answers nothing
-	utf8       utf8Fix
+	filter     filter
+	drained    chan struct{} // closed when the drain of the current emulator's answers ended
 }
 
 func newVT(cols, rows int, answer replyPipe) *vtEmulator {
@@ -118,16 +121,14 @@ func (v *vtEmulator) start() {
 	for _, cmd := range []byte("LMST") { // insert, delete lines; scroll up, down
 		clamp(cmd, toRows, 0)
 	}
-	clamp('b', func(n int) int { // repeat the last character: past a screenful, the same screen and column
-		if cells := v.cols * v.rows; n > cells {
-			return cells + (n-cells)%v.cols
-		}
-		return n
-	}, 0)
+	// Repeat the last character: at most a line. x/vt paints each repeat as a printed character (a
+	// screenful per ESC[99999b at 200×200: a 4 KiB chunk of them took 24 s); a program repeats within a line.
+	clamp('b', toCols, 0)
 	clamp('r', toRows, 0, 1) // top and bottom margins
 	clamp('s', toCols, 0, 1) // left and right margins (with ESC[?69h; else it saves the cursor)
 	v.e = e
-	go drain(e, v.answer)
+	v.drained = make(chan struct{})
+	go func(done chan struct{}) { drain(e, v.answer); close(done) }(v.drained)
 	if v.closed {
 		v.stop()
 	}
@@ -168,13 +169,46 @@ func (v *vtEmulator) stop() {
 }
 
 func (v *vtEmulator) Write(p []byte) bool {
-	p = v.utf8.fix(p)
+	p = v.filter.fix(p)
 	return v.guard(func() { _, _ = v.e.Write(p) })
 }
 
+// Resize makes a new emulator of the new size and gives it the old one's screen: its rows' text (from the
+// cursor's row up, as many as fit), cursor, alternate screen and key modes. x/vt's own Resize keeps buffers
+// of the largest size it was ever given (1000×2, then 2×1000, held 240 MB).
 func (v *vtEmulator) Resize(cols, rows int) bool {
+	text := make([][]byte, v.rows)
+	for y := range text {
+		text[y] = bytes.TrimRight(v.Row(nil, y), " ")
+	}
+	cx, cy := v.Cursor()
+	alt, appCursor, appKeypad := v.AltScreen(), v.appCursor, v.appKeypad
+	v.stop()
+	// The old screens go before the new ones are made (a resize is rare; at 30,000 cells both at once would
+	// take the supervisor past its budget).
+	<-v.drained // the drain holds the old emulator until its pipe's end
+	v.e = nil
+	debug.FreeOSMemory() // and their pages go back to the system: the new ones are of other sizes
 	v.cols, v.rows = cols, rows
-	return v.guard(func() { v.e.Resize(cols, rows) })
+	v.start()
+	var b bytes.Buffer
+	if alt {
+		b.WriteString("\x1b[?1049h")
+	}
+	b.WriteString("\x1b[?7l") // no wrap: a row longer than the new width is cut, nothing scrolls
+	first := max(0, cy-(rows-1))
+	for i := 0; i < rows && first+i < len(text); i++ {
+		fmt.Fprintf(&b, "\x1b[%d;1H%s", i+1, cutRunes(text[first+i], cols))
+	}
+	b.WriteString("\x1b[?7h")
+	fmt.Fprintf(&b, "\x1b[%d;%dH", cy-first+1, min(cx, cols-1)+1)
+	if appCursor {
+		b.WriteString("\x1b[?1h")
+	}
+	if appKeypad {
+		b.WriteString("\x1b=")
+	}
+	return v.guard(func() { _, _ = v.e.Write(b.Bytes()) }) // not through the filter: it may be inside a string
 }
 
 // guard runs f, and on a panic in it starts a fresh emulator and reports false. x/vt v0.1.0 panics on some
@@ -199,7 +233,7 @@ func (v *vtEmulator) guard(f func()) (ok bool) {
 const resetBytes = "\x18\x18\x18\x18\x1bc"
 
 func (v *vtEmulator) Reset() {
-	v.utf8.reset()
+	v.filter.reset()
 	v.guard(func() { _, _ = v.e.Write([]byte(resetBytes)) }) // on a panic, guard makes a new one
 }
 
@@ -259,4 +293,16 @@ func (v *vtEmulator) AltScreen() bool { return v.e.IsAltScreen() }
 
 func (v *vtEmulator) Modes() (applicationCursor, applicationKeypad bool) {
 	return v.appCursor, v.appKeypad
+}
+
+// cutRunes is b cut to its first n characters (a wide one counted as one: past the width it overwrites the
+// last cell, as the replay writes without wrapping).
+func cutRunes(b []byte, n int) []byte {
+	for i := range string(b) {
+		if n == 0 {
+			return b[:i]
+		}
+		n--
+	}
+	return b
 }
