@@ -735,6 +735,12 @@ func (d *drainer) loop() {
 				d.metAt.Store(last.UnixNano())
 			}
 		}
+		if err != nil && d.hangup != nil && errors.Is(err, syscall.EIO) && d.exitedAt.Load() == 0 {
+			// A terminal reads EIO while no process holds it open; the shell runs, and may open it again
+			// (`exec >/dev/tty`): look again shortly, until the shell has ended.
+			time.Sleep(ttyReopenLook)
+			continue
+		}
 		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return // EOF: every writer is gone
 		}
@@ -756,6 +762,9 @@ func (d *drainer) loop() {
 		}
 	}
 }
+
+// ttyReopenLook is how often a terminal that no process holds open is read again while the shell runs.
+const ttyReopenLook = 10 * time.Millisecond
 
 // testHookBeforeRead, when set (tests only), is called by the drain loop before each read.
 var testHookBeforeRead func(d *drainer)
