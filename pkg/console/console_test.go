@@ -210,3 +210,38 @@ func TestSocket(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestConfinedCallerRefused: a process under no_new_privs (as every sandboxed command is) while this one is
+// not gets a refusal from the socket, not the console (the sandbox's writes-only level does not hide it).
+func TestConfinedCallerRefused(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	c, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "1.sock")
+	stop, err := Listen(path, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	client := `import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{"text":"eA=="}\n'); print(s.recv(999).decode())`
+	out, err := exec.Command(setpriv, "--no-new-privs", "python3", "-c", client, path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "the caller is confined") {
+		t.Errorf("a confined caller got %q (%v)", out, err)
+	}
+	if n := c.Pending(); n != 0 {
+		t.Errorf("%d bytes of its input were queued", n)
+	}
+	out, err = exec.Command("python3", "-c", client, path).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "error") {
+		t.Errorf("an unconfined caller got %q (%v)", out, err)
+	}
+}

@@ -79,11 +79,12 @@ func Listen(path string, c *Console) (stop func(), err error) {
 func serveConn(conn *net.UnixConn, c *Console) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(ioLimit))
-	if !trusted(conn) {
-		return
-	}
 	var req Request
 	var reply Reply
+	if why := untrusted(conn); why != "" {
+		_ = json.NewEncoder(conn).Encode(Reply{Error: why})
+		return
+	}
 	if err := json.NewDecoder(io.LimitReader(conn, maxRequest)).Decode(&req); err != nil {
 		reply.Error = "a malformed input request: " + err.Error()
 	} else if err := c.do(req); err != nil {
@@ -106,18 +107,29 @@ func (c *Console) do(req Request) error {
 	return nil
 }
 
-// trusted reports whether the peer of conn runs as this process's user or as root.
-func trusted(conn *net.UnixConn) bool {
+// untrusted says why the peer of conn is not answered, "" when it is: it must run as this process's user or
+// as root, and be confined no more than this process (a sandboxed command, whose seccomp filter and
+// no_new_privs this process does not have, must not type into a task: in the sandbox's writes-only level
+// the task directory is not hidden, and Landlock does not govern connecting to a socket).
+func untrusted(conn *net.UnixConn) string {
 	rc, err := conn.SyscallConn()
 	if err != nil {
-		return false
+		return "input refused: the caller cannot be identified"
 	}
-	ok := false
+	why := "input refused: the caller cannot be identified"
 	_ = rc.Control(func(fd uintptr) {
-		uid, err := peerUID(int(fd))
-		ok = err == nil && (uid == uint32(os.Getuid()) || uid == 0)
+		uid, pid, err := peer(int(fd))
+		switch {
+		case err != nil:
+		case uid != uint32(os.Getuid()) && uid != 0:
+			why = "input refused: the caller is another user"
+		case moreConfined(pid):
+			why = "input refused: the caller is confined (a sandboxed command cannot type into a task)"
+		default:
+			why = ""
+		}
 	})
-	return ok
+	return why
 }
 
 // ErrNoConsole is returned (wrapped) by Send when nothing listens at the path: the task's shell ended, or
