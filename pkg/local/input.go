@@ -65,6 +65,9 @@ func acceptsInput(rec tasks.Record, in console.Request) error {
 		return fmt.Errorf(texts.InputEnded, rec.TaskID, rec.Status)
 	case rec.Interactive == "":
 		return fmt.Errorf(texts.InputNone, rec.TaskID)
+	case len(in.Text)+len(in.Keys) > console.MaxPending:
+		return fmt.Errorf("task %s: %d bytes of input is more than the 1 MiB that may wait for a command: nothing "+
+			"was written (send it in parts as the command reads it)", rec.TaskID, len(in.Text))
 	case (in.Cols != 0 || in.Rows != 0) && rec.Interactive != "tty":
 		return fmt.Errorf("task %s: %w", rec.TaskID, console.ErrNoTTY)
 	}
@@ -151,6 +154,6 @@ func withScreen(ctx context.Context, store tasks.Store, rec tasks.Record, r *res
 		return
 	}
 	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), console.Request{}); err == nil {
-		r.AddScreen(reply.Screen)
+		r.AddScreen(reply.Screen, rec.MaxBytes)
 	}
 }

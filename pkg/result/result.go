@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -254,7 +255,7 @@ func Build(in Input) Result {
 	}
 	r.Details = d
 	if in.Outcome != nil && in.Err == nil {
-		r.AddScreen(in.Outcome.Screen)
+		r.AddScreen(in.Outcome.Screen, in.MaxBytes)
 	}
 	r.Content = []Content{{Type: "text", Text: r.Text()}}
 	return r
@@ -262,14 +263,26 @@ func Build(in Input) Result {
 
 // AddScreen puts a terminal's screen into r (details.screen) and, when it shows a full-screen program or a
 // prompt left without a newline (screen.Screen.Showing), also into the text, after the output under a
-// "--- screen ---" line (reference §14). A nil s changes nothing.
-func (r *Result) AddScreen(s *screen.Screen) {
+// "--- screen ---" line (reference §14): its last maxBytes bytes at most (0: no bound), from a line start,
+// as the output's window would show them. A nil s changes nothing.
+func (r *Result) AddScreen(s *screen.Screen, maxBytes int) {
 	if s == nil {
 		return
 	}
 	r.Details.Screen = s
 	if s.Showing() && strings.TrimSpace(s.Text) != "" {
-		r.Output = strings.TrimSuffix(r.Output, "\n") + "\n" + texts.ScreenHeader + "\n" + s.Text
+		text := s.Text
+		if maxBytes > 0 && len(text) > maxBytes {
+			cut := len(text) - maxBytes
+			for cut < len(text) && !utf8.RuneStart(text[cut]) {
+				cut++
+			}
+			if nl := strings.IndexByte(text[cut:], '\n'); nl >= 0 && nl < len(text)-cut-1 {
+				cut += nl + 1
+			}
+			text = fmt.Sprintf(texts.ScreenCut, strings.Count(text[:cut], "\n")) + "\n" + text[cut:]
+		}
+		r.Output = strings.TrimSuffix(r.Output, "\n") + "\n" + texts.ScreenHeader + "\n" + text
 	}
 	r.Retext()
 }

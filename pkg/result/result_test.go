@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"strings"
 	"testing"
 
@@ -261,5 +262,27 @@ func TestWriteWarnings(t *testing.T) {
 	want := "agentbash: warning: a\nagentbash: warning: b c [31m\n"
 	if b.String() != want {
 		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+// TestAddScreen: a screen joins the text when it shows a prompt, cut to the window from a line start and
+// saying so; details.screen keeps it whole; a screen that shows nothing waiting stays out of the text.
+func TestAddScreen(t *testing.T) {
+	prompt := &screen.Screen{Text: "1\n2\n3\n4\nok? ", Rows: 10, Cols: 20, Cursor: screen.Cursor{Row: 5, Col: 5}}
+	r := Result{Output: "out"}
+	r.AddScreen(prompt, 0)
+	if r.Text() != "out\n--- screen ---\n1\n2\n3\n4\nok? " || r.Details.Screen != prompt {
+		t.Errorf("whole: %q", r.Text())
+	}
+	r = Result{Output: "out"}
+	r.AddScreen(prompt, 7)
+	if r.Text() != "out\n--- screen ---\n[3 rows above left out: the whole screen is in details.screen.text]\n4\nok? " {
+		t.Errorf("cut: %q", r.Text())
+	}
+	done := &screen.Screen{Text: "bye", Rows: 10, Cols: 20, Cursor: screen.Cursor{Row: 2, Col: 1}}
+	r = Result{Output: "bye"}
+	r.AddScreen(done, 0)
+	if r.Text() != "bye" || r.Details.Screen != done {
+		t.Errorf("not waiting: %q", r.Text())
 	}
 }

@@ -118,6 +118,8 @@ const (
 	InputNone        = "task %s was started without an input (--stdin-pipe or --tty; rpc and MCP: stdin \"pipe\" or tty): it has none to write to"
 	InputUnreachable = "task %s is running, but its input cannot be reached: %v"
 	ScreenHeader     = "--- screen ---"
+	// ScreenCut heads a screen too large for the window: the rows left out above.
+	ScreenCut = "[%d rows above left out: the whole screen is in details.screen.text]"
 	// TaskEnded ends a read of an interactive task that has ended (id, status and exit code).
 	TaskEnded = "[Task %s has ended: %s]"
 	// ScreenTimedOut: a foreground --tty run timed out with a prompt or a full-screen program showing.
