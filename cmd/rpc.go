@@ -39,6 +39,8 @@ Requests (every field but type is optional unless named):
                                                  another name of target)
   {"type":"start",…the bash fields}             start a background task
   {"type":"output","taskId":"7","wait":10,"reader":"…"}   what the task printed since the last read
+  {"type":"input","taskId":"7","text":"6*7\r","keys":["C-d"],"eof":false,"wait":0.5}   type into a task started
+                                                 with "stdin":"pipe" or "tty":true; its answer, as output's
   {"type":"kill","taskId":"7","signal":"TERM"}  {"type":"wait","taskId":"7","timeout":30}
   {"type":"tasks","all":true}
   {"type":"hello","protocol":1}                 the handshake of a target's connection: protocol, version, os, arch

@@ -195,7 +195,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 		if live = union(rd.atCut, live); len(live) > 0 {
 			out.LeftoverPids = live
 			if spec.Task == nil { // a task's supervisor keeps them (see Spec.Task)
-				out.Warnings = append(out.Warnings, leftoverWarning(live))
+				out.Warnings = append(out.Warnings, leftoverWarning(live, con != nil && con.TTY()))
 			}
 		}
 	}
@@ -640,7 +640,11 @@ func union(a, b []int) []int {
 
 // leftoverWarning is the warning of a run that left pids running after a normal exit (README: processes
 // left running are not killed).
-func leftoverWarning(pids []int) string {
+func leftoverWarning(pids []int, tty bool) string {
+	if tty {
+		return fmt.Sprintf("%d process(es) the command started are still running (pids %v); the terminal closed with "+
+			"the shell, so their writes to it fail: redirect their output (`server > log 2>&1 &`)", len(pids), pids)
+	}
 	return fmt.Sprintf("%d process(es) the command started are still running (pids %v); one that writes to the "+
 		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), pids)
 }
