@@ -190,21 +190,21 @@ func TestSocket(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Started()
-		reply, err := Send(context.Background(), path, Request{Text: []byte("abc")})
+		reply, err := Send(context.Background(), path, 0, Request{Text: []byte("abc")})
 		if err != nil || reply.Error != "" {
 			t.Fatalf("send: %v %q", err, reply.Error)
 		}
 		if err := cmd.Wait(); err != nil || out.String() != "abc" {
 			t.Fatalf("head read %q (%v)", out.String(), err)
 		}
-		if reply, err := Send(context.Background(), path, Request{Cols: 80}); err != nil || !strings.Contains(reply.Error, "cannot be resized") {
+		if reply, err := Send(context.Background(), path, 0, Request{Cols: 80}); err != nil || !strings.Contains(reply.Error, "cannot be resized") {
 			t.Errorf("resize of a pipe through the socket: %v %q", err, reply.Error)
 		}
 		stop()
 		if _, err := os.Stat(path); !os.IsNotExist(err) {
 			t.Errorf("socket left after stop: %v", err)
 		}
-		if _, err := Send(context.Background(), path, Request{}); !errors.Is(err, ErrNoConsole) {
+		if _, err := Send(context.Background(), path, 0, Request{}); !errors.Is(err, ErrNoConsole) {
 			t.Errorf("send after stop: %v, want ErrNoConsole", err)
 		}
 		c.Close()

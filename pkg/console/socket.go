@@ -81,11 +81,12 @@ func serveConn(conn *net.UnixConn, c *Console) {
 	_ = conn.SetDeadline(time.Now().Add(ioLimit))
 	var req Request
 	var reply Reply
+	err := json.NewDecoder(io.LimitReader(conn, maxRequest)).Decode(&req) // read first: the caller then reads the answer
 	if why := untrusted(conn); why != "" {
 		_ = json.NewEncoder(conn).Encode(Reply{Error: why})
 		return
 	}
-	if err := json.NewDecoder(io.LimitReader(conn, maxRequest)).Decode(&req); err != nil {
+	if err != nil {
 		reply.Error = "a malformed input request: " + err.Error()
 	} else if err := c.do(req); err != nil {
 		reply.Error = err.Error()
@@ -137,8 +138,9 @@ func untrusted(conn *net.UnixConn) string {
 var ErrNoConsole = errors.New("nobody listens for input")
 
 // Send sends req to the console socket at path and returns its reply; a refusal is the reply's Error
-// (the error returned is about reaching the console).
-func Send(ctx context.Context, path string, req Request) (Reply, error) {
+// (the error returned is about reaching the console). A pid other than 0 is the process that must be
+// listening there (the task's supervisor; Linux checks it): a socket swapped for another's is refused.
+func Send(ctx context.Context, path string, pid int, req Request) (Reply, error) {
 	addr, done, err := sockaddr(path)
 	if err != nil {
 		return Reply{}, err
@@ -155,6 +157,19 @@ func Send(ctx context.Context, path string, req Request) (Reply, error) {
 		return Reply{}, fmt.Errorf("reach the task's input at %s: %w", path, err)
 	}
 	defer conn.Close()
+	if uc, ok := conn.(*net.UnixConn); ok && pid != 0 {
+		if rc, err := uc.SyscallConn(); err == nil {
+			got := pid
+			_ = rc.Control(func(fd uintptr) {
+				if _, p, err := peer(int(fd)); err == nil && p != 0 {
+					got = p
+				}
+			})
+			if got != pid {
+				return Reply{}, fmt.Errorf("the socket %s is not its supervisor's (pid %d listens there, not %d)", path, got, pid)
+			}
+		}
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}

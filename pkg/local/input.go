@@ -35,7 +35,7 @@ func (t taskOps) Input(ctx context.Context, id string, in console.Request, wait 
 	before := store.StreamEnd(rec)
 	// The write itself is not cut by a caller that goes away meanwhile (an rpc whose input ended right after
 	// the request): it is quick (Send's own limit bounds it), and half of it cannot be taken back.
-	reply, err := console.Send(context.WithoutCancel(ctx), store.SocketPath(id), in)
+	reply, err := console.Send(context.WithoutCancel(ctx), store.SocketPath(id), rec.SupervisorPid, in)
 	switch {
 	case errors.Is(err, console.ErrNoConsole):
 		// Its shell ended since the record was read (the socket goes first), or its supervisor is gone.
@@ -124,7 +124,7 @@ func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int
 // waiting reports whether task id's terminal shows a prompt at the cursor or a full-screen program, or can no
 // longer be asked (its shell ended).
 func waiting(ctx context.Context, store tasks.Store, id string) bool {
-	reply, err := console.Send(ctx, store.SocketPath(id), console.Request{})
+	reply, err := console.Send(ctx, store.SocketPath(id), 0, console.Request{})
 	return err != nil || reply.Screen == nil || reply.Screen.Showing()
 }
 
@@ -153,7 +153,7 @@ func withScreen(ctx context.Context, store tasks.Store, rec tasks.Record, r *res
 	if rec.Interactive != "tty" {
 		return
 	}
-	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), console.Request{}); err == nil {
+	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), rec.SupervisorPid, console.Request{}); err == nil {
 		r.AddScreen(reply.Screen, rec.MaxBytes)
 	}
 }
