@@ -108,7 +108,7 @@ func TestTaskInput(t *testing.T) {
 	}
 	id = start(map[string]any{"command": "sleep 60", "background": true})
 	defer tk.Kill(ctx(t), id, syscall.SIGKILL)
-	if r, err := tk.Input(ctx(t), id, console.Request{Text: []byte("x\n")}, 0, 0); err == nil || !strings.Contains(r.Text(), "without --stdin-pipe or --tty") {
+	if r, err := tk.Input(ctx(t), id, console.Request{Text: []byte("x\n")}, 0, 0); err == nil || !strings.Contains(r.Text(), "started without an input") {
 		t.Errorf("input to a task without input: %q %v", r.Text(), err)
 	}
 }
