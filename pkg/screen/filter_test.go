@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,21 @@ func TestResizeKeepsTheScreen(t *testing.T) {
 	term.Resize(30, 10)
 	if s := term.Snapshot(); s.Text != "two\nthree is\n>>> x" || s.Cursor != (Cursor{3, 6}) {
 		t.Errorf("after growing: %+v", s)
+	}
+}
+
+// TestCutRedraw: a full-screen redraw without line ends, cut when the emulator falls behind, restarts at an
+// escape sequence: no parameter of a sequence cut in half shows as text.
+func TestCutRedraw(t *testing.T) {
+	term := New(40, 10, nil)
+	defer term.Close()
+	var b strings.Builder
+	for i := 0; b.Len() < 3<<20; i++ {
+		fmt.Fprintf(&b, "\x1b[%d;%dH\x1b[38;5;%dm X \x1b[0m", i%5+6, i%37+1, i%256) // rows 6-10: a fragment at the top would stay
+	}
+	term.Write([]byte(b.String()))
+	s := term.Snapshot()
+	if strings.Trim(s.Text, " X\n") != "" || !s.Approximate {
+		t.Errorf("screen %q (approximate %v): fragments of cut sequences", s.Text, s.Approximate)
 	}
 }

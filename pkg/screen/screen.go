@@ -194,9 +194,13 @@ func (t *Terminal) cut(p []byte, keep int) {
 		t.q, t.head = t.q[:n], 0
 		t.push(p) // fits: the buffer held more than keepBytes
 	}
+	// Start where nothing is cut in half: after a line end, else at an escape sequence (a full-screen
+	// redraw has no line ends, and its parameters cut from their CSI showed as text), else at a character.
 	start := 0
 	if i := bytes.IndexByte(t.q, '\n'); i >= 0 && i < len(t.q)-1 {
 		start = i + 1
+	} else if i := bytes.IndexByte(t.q, 0x1b); i >= 0 {
+		start = i
 	} else {
 		for start < len(t.q) && !utf8.RuneStart(t.q[start]) {
 			start++
