@@ -49,7 +49,11 @@ type vtEmulator struct {
 	closed     bool // Close was called: an emulator made later answers nothing
 	filter     filter
 	drained    chan struct{} // closed when the drain of the current emulator's answers ended
+	repeats    int           // the cells REP may still paint in this write
 }
+
+// repeatLines bounds the cells the repeats (REP) of one write paint: this many lines' worth.
+const repeatLines = 4
 
 func newVT(cols, rows int, answer replyPipe) *vtEmulator {
 	v := &vtEmulator{answer: answer, cols: cols, rows: rows}
@@ -121,9 +125,15 @@ func (v *vtEmulator) start() {
 	for _, cmd := range []byte("LMST") { // insert, delete lines; scroll up, down
 		clamp(cmd, toRows, 0)
 	}
-	// Repeat the last character: at most a line. x/vt paints each repeat as a printed character (a
-	// screenful per ESC[99999b at 200×200: a 4 KiB chunk of them took 24 s); a program repeats within a line.
-	clamp('b', toCols, 0)
+	// Repeat the last character: at most a line, and at most repeatLines lines' worth in one write. x/vt
+	// paints each repeat as a printed character (a screenful per ESC[99999b at 200×200: a 4 KiB chunk of
+	// them took 24 s; a line each at 750 columns still held a resize for 4 s); a program repeats within a
+	// line, a few times a write.
+	clamp('b', func(n int) int {
+		n = min(n, v.cols, v.repeats)
+		v.repeats -= n
+		return n
+	}, 0)
 	clamp('r', toRows, 0, 1) // top and bottom margins
 	clamp('s', toCols, 0, 1) // left and right margins (with ESC[?69h; else it saves the cursor)
 	v.e = e
@@ -170,6 +180,7 @@ func (v *vtEmulator) stop() {
 
 func (v *vtEmulator) Write(p []byte) bool {
 	p = v.filter.fix(p)
+	v.repeats = repeatLines * v.cols
 	return v.guard(func() { _, _ = v.e.Write(p) })
 }
 
