@@ -25,6 +25,7 @@ func (t taskOps) Output(ctx context.Context, id, reader string, wait time.Durati
 	deadline := time.Now().Add(wait)
 	for {
 		var r result.Result
+		var rec tasks.Record
 		var derr error
 		final := false
 		_, err := store.ReadOutputTo(id, reader, maxBytes, min(waitStep, max(0, time.Until(deadline))),
@@ -34,9 +35,12 @@ func (t taskOps) Output(ctx context.Context, id, reader string, wait time.Durati
 				if !final {
 					return errNotYet // nothing to give: read again, the reader stays
 				}
-				r = tasks.ReadResult(rd)
-				withScreen(ctx, store, rd.Record, &r)
+				r, rec = tasks.ReadResult(rd), rd.Record
 				if deliver != nil {
+					// The CLI prints before the reader moves: the screen comes now, under the reader's
+					// lock. Without a deliver it is asked for after the lock is let go (below), so
+					// concurrent reads never wait on one another's socket round trips.
+					withScreen(ctx, store, rec, &r)
 					derr = deliver(r)
 				}
 				return derr
@@ -47,6 +51,9 @@ func (t taskOps) Output(ctx context.Context, id, reader string, wait time.Durati
 		case err != nil && !errors.Is(err, errNotYet):
 			return tasks.ErrorResult(id, err), err
 		case final:
+			if deliver == nil {
+				withScreen(ctx, store, rec, &r)
+			}
 			return r, nil
 		}
 	}
