@@ -29,6 +29,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/terminal"
@@ -309,15 +310,19 @@ func (f runFlags) checkInput(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// checkSizeFlags refuses a --cols or --rows given outside 2 to 1000 (0 too: it is no size).
+// checkSizeFlags refuses a --cols or --rows outside 2 to 1000, or together past console.MaxCells
+// (console.CheckSize, where 0 means "not given": a 0 given is refused here).
 func checkSizeFlags(fs *pflag.FlagSet) error {
-	for _, name := range []string{"cols", "rows"} {
-		if n, err := fs.GetInt(name); err == nil && fs.Changed(name) && (n < console.MinSize || n > console.MaxSize) {
-			return fmt.Errorf("--%s: want %d to %d, got %d", name, console.MinSize, console.MaxSize, n)
-		}
-	}
 	cols, _ := fs.GetInt("cols")
 	rows, _ := fs.GetInt("rows")
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"cols", cols}, {"rows", rows}} {
+		if fs.Changed(f.name) && f.n == 0 {
+			return fmt.Errorf("--%s: want %d to %d, got 0", f.name, screen.MinSize, screen.MaxSize)
+		}
+	}
 	if err := console.CheckSize(cols, rows); err != nil {
 		return fmt.Errorf("--%w", err)
 	}

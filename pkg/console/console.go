@@ -27,38 +27,32 @@ import (
 // travels in run.Spec and request.Resolved as it is.
 type Options struct {
 	TTY  bool `json:"tty,omitempty"`
-	Cols int  `json:"cols,omitempty"` // tty: columns, MinSize to MaxSize; 0 is DefaultCols
-	Rows int  `json:"rows,omitempty"` // tty: rows, MinSize to MaxSize; 0 is DefaultRows
+	Cols int  `json:"cols,omitempty"` // tty: columns, screen.MinSize to screen.MaxSize; 0 is screen.DefaultCols
+	Rows int  `json:"rows,omitempty"` // tty: rows, screen.MinSize to screen.MaxSize; 0 is screen.DefaultRows
 }
 
-// The terminal's size (docs/reference.md §14): 120×40 unless asked, each side 2 to 1000, and at most MaxCells
-// cells, so the emulator's screens (224 bytes a cell) keep the supervisor within its memory budget (§12).
+// MaxCells bounds a terminal's size (docs/reference.md §14) beside pkg/screen's per side (screen.MinSize to
+// screen.MaxSize, screen.DefaultCols×screen.DefaultRows unless asked): the emulator's screens take 224 bytes
+// a cell, and the supervisor stays within its memory budget (§12).
+const MaxCells = 30000
+
+// The modes of an input end, as a task record names them (`interactive`).
 const (
-	DefaultCols = 120
-	DefaultRows = 40
-	MinSize     = 2
-	MaxSize     = 1000
-	MaxCells    = 30000
+	ModePipe = "pipe"
+	ModeTTY  = "tty"
 )
 
-// Mode names the input of o: "tty" or "pipe" (a task record's `interactive`).
+// Mode names the input of o: ModeTTY or ModePipe.
 func (o Options) Mode() string {
 	if o.TTY {
-		return "tty"
+		return ModeTTY
 	}
-	return "pipe"
+	return ModePipe
 }
 
 // Size is o's terminal size with the defaults filled in.
 func (o Options) Size() (cols, rows int) {
-	cols, rows = o.Cols, o.Rows
-	if cols == 0 {
-		cols = DefaultCols
-	}
-	if rows == 0 {
-		rows = DefaultRows
-	}
-	return cols, rows
+	return cmp.Or(o.Cols, screen.DefaultCols), cmp.Or(o.Rows, screen.DefaultRows)
 }
 
 // Check refuses a size outside MinSize to MaxSize, or a size without a terminal. A nil o is no input end.
@@ -72,20 +66,20 @@ func (o *Options) Check() error {
 	return CheckSize(o.Cols, o.Rows)
 }
 
-// CheckSize refuses a number of columns or rows outside MinSize to MaxSize (0 means not given: the
-// default), and a size of more than MaxCells cells.
+// CheckSize refuses a number of columns or rows outside screen.MinSize to screen.MaxSize (0 means not given:
+// the default), and a size of more than MaxCells cells.
 func CheckSize(cols, rows int) error {
 	var errs []error
 	for _, f := range []struct {
 		name string
 		n    int
 	}{{"cols", cols}, {"rows", rows}} {
-		if f.n != 0 && (f.n < MinSize || f.n > MaxSize) {
-			errs = append(errs, fmt.Errorf("%s: want %d to %d, got %d", f.name, MinSize, MaxSize, f.n))
+		if f.n != 0 && (f.n < screen.MinSize || f.n > screen.MaxSize) {
+			errs = append(errs, fmt.Errorf("%s: want %d to %d, got %d", f.name, screen.MinSize, screen.MaxSize, f.n))
 		}
 	}
 	if errs == nil {
-		return checkCells(cmp.Or(cols, DefaultCols), cmp.Or(rows, DefaultRows))
+		return checkCells(Options{Cols: cols, Rows: rows}.Size())
 	}
 	return errors.Join(errs...)
 }
@@ -254,10 +248,11 @@ func control(f *os.File, op func(fd int) error) error {
 }
 
 // Started closes this process's copies of the shell's ends, once the shell has them: then the pipe's
-// reader, or the terminal, is the command's alone.
+// reader, or the terminal, is the command's alone (Stdin and Terminal are nil from here on).
 func (c *Console) Started() {
 	if c.child != nil {
 		c.child.Close()
+		c.child = nil
 	}
 }
 
@@ -391,9 +386,7 @@ func (c *Console) Close() {
 	c.stop()
 	c.mu.Unlock()
 	<-c.stopped
-	if c.child != nil {
-		c.child.Close() // when the shell never started
-	}
+	c.Started() // when the shell never started, its ends are still here
 	if c.term != nil {
 		c.term.Close()
 	}

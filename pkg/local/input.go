@@ -68,7 +68,7 @@ func acceptsInput(rec tasks.Record, in console.Request) error {
 	case len(in.Text)+len(in.Keys) > console.MaxPending:
 		return fmt.Errorf("task %s: %d bytes of input is more than the 1 MiB that may wait for a command: nothing "+
 			"was written (send it in parts as the command reads it)", rec.TaskID, len(in.Text))
-	case (in.Cols != 0 || in.Rows != 0) && rec.Interactive != "tty":
+	case (in.Cols != 0 || in.Rows != 0) && rec.Interactive != console.ModeTTY:
 		return fmt.Errorf("task %s: %w", rec.TaskID, console.ErrNoTTY)
 	}
 	if err := console.CheckSize(in.Cols, in.Rows); err != nil {
@@ -88,7 +88,7 @@ func acceptsInput(rec tasks.Record, in console.Request) error {
 // at the cursor, or a full-screen program: screen.Screen.Showing): `time.sleep(1); 6*7` is answered after
 // its second, not at its echo.
 func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int64, wait time.Duration) {
-	id, tty := rec.TaskID, rec.Interactive == "tty"
+	id, tty := rec.TaskID, rec.Interactive == console.ModeTTY
 	deadline := time.Now().Add(wait)
 	size, grew := before, time.Time{}
 	for {
@@ -150,7 +150,7 @@ func withScreen(ctx context.Context, store tasks.Store, rec tasks.Record, r *res
 		r.Retext()
 		return
 	}
-	if rec.Interactive != "tty" {
+	if rec.Interactive != console.ModeTTY {
 		return
 	}
 	if reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), rec.SupervisorPid, console.Request{}); err == nil {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/screen"
@@ -161,7 +160,7 @@ func (a *args) size(name string) *int {
 		return nil
 	}
 	var f float64
-	if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < console.MinSize || f > console.MaxSize {
+	if json.Unmarshal(v, &f) != nil || f != math.Trunc(f) || f < screen.MinSize || f > screen.MaxSize {
 		a.fail(name, mustSize, v)
 		return nil
 	}

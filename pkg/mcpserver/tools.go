@@ -18,6 +18,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/sandbox"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -307,7 +308,7 @@ func schema[T any](minimum map[string]float64) *jsonschema.Schema {
 
 // sizes is sc with its cols and rows bounded as a terminal's size is (2 to 1000).
 func sizes(sc *jsonschema.Schema) *jsonschema.Schema {
-	low, high := float64(console.MinSize), float64(console.MaxSize)
+	low, high := float64(screen.MinSize), float64(screen.MaxSize)
 	for _, name := range []string{"cols", "rows"} {
 		sc.Properties[name].Minimum, sc.Properties[name].Maximum = &low, &high
 	}

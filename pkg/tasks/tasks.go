@@ -114,7 +114,8 @@ type Record struct {
 	Warnings    []string `json:"warnings,omitempty"`
 	// Sandbox is what confines the task for its whole life (details.sandbox); nil when it is not sandboxed.
 	Sandbox *result.Sandbox `json:"sandbox,omitempty"`
-	// Interactive is the task's input, "pipe" or "tty" (docs/reference.md §14); "" when it has none.
+	// Interactive is the task's input, console.ModePipe or console.ModeTTY (docs/reference.md §14); "" when it
+	// has none.
 	Interactive string `json:"interactive,omitempty"`
 	// At the end: how the run ended, or the error that kept it from running or the reason it is lost.
 	Outcome *run.Outcome  `json:"outcome,omitempty"`
