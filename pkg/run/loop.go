@@ -125,11 +125,12 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	}
 	prepare()
 
-	env := lastEnv.of(spec.Env)
-	if con != nil && con.TTY() {
-		env = Environ(os.Environ(), append([]string{"TERM=xterm-256color"}, spec.Env...))
+	layers := spec.Env
+	tty := con != nil && con.TTY()
+	if tty {
+		layers = append([]string{"TERM=xterm-256color"}, layers...) // under the request's own layers
 	}
-	cmd, exited, err := spawnShell(spec, env, stdin, pw)
+	cmd, exited, err := spawnShell(spec, lastEnv.of(layers), stdin, pw)
 	if err != nil {
 		pw.Close()
 		pr.Close()
@@ -142,7 +143,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	var hangup func()
 	if con != nil {
 		con.Started()
-		if con.TTY() {
+		if tty {
 			output, hangup = io.MultiWriter(s.Out, con), con.Hangup // the emulator never refuses nor waits
 		}
 		if s.Console != nil {
@@ -153,7 +154,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 		s.Started(pid)
 	}
 
-	rd := &drainer{r: pr, w: output, limitMet: s.LimitMet, hangup: hangup, done: make(chan struct{})}
+	rd := &drainer{r: pr, w: output, limitMet: s.LimitMet, tty: tty, hangup: hangup, done: make(chan struct{})}
 	go rd.loop()
 
 	var out Outcome
@@ -195,7 +196,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 		if live = union(rd.atCut, live); len(live) > 0 {
 			out.LeftoverPids = live
 			if spec.Task == nil { // a task's supervisor keeps them (see Spec.Task)
-				out.Warnings = append(out.Warnings, leftoverWarning(live, con != nil && con.TTY()))
+				out.Warnings = append(out.Warnings, leftoverWarning(live, tty))
 			}
 		}
 	}
@@ -703,6 +704,7 @@ type drainer struct {
 	r        *os.File
 	w        io.Writer
 	limitMet func() bool // nil: no limit
+	tty      bool        // r is a terminal's master: EIO while the shell runs is not the end (loop)
 	hangup   func()      // nil, or what ends a terminal's writers when reading stops early (their writes would block)
 	done     chan struct{}
 	exitedAt atomic.Int64 // unix nanoseconds; 0 while the shell runs
@@ -739,7 +741,7 @@ func (d *drainer) loop() {
 				d.metAt.Store(last.UnixNano())
 			}
 		}
-		if err != nil && d.hangup != nil && errors.Is(err, syscall.EIO) && d.exitedAt.Load() == 0 {
+		if err != nil && d.tty && errors.Is(err, syscall.EIO) && d.exitedAt.Load() == 0 {
 			// A terminal reads EIO while no process holds it open; the shell runs, and may open it again
 			// (`exec >/dev/tty`): look again shortly, until the shell has ended.
 			time.Sleep(ttyReopenLook)
