@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/console"
@@ -101,19 +100,23 @@ func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int
 			return
 		case <-time.After(step):
 		}
-		rec, err := store.Load(id)
-		if err != nil {
+		var err error
+		if rec, err = store.Load(id); err != nil {
 			return
 		}
 		now := store.StreamEnd(rec)
 		switch {
 		case now != size:
 			size, grew = now, time.Now()
-		case !grew.IsZero() && time.Since(grew) >= settleQuiet && (!tty || waiting(ctx, store, id)):
-			if !tty || socketUp(store, id) {
+		case !grew.IsZero() && time.Since(grew) >= settleQuiet:
+			if !tty {
 				return
 			}
-			// Its shell ended (the socket goes first): the record says how, in a moment.
+			// A terminal: done once it waits again; once its shell ended (the socket goes first), the
+			// record says how in a moment (below).
+			if waiting(ctx, store, rec) {
+				return
+			}
 		}
 		if !rec.Running() {
 			return
@@ -121,17 +124,15 @@ func settle(ctx context.Context, store tasks.Store, rec tasks.Record, before int
 	}
 }
 
-// waiting reports whether task id's terminal shows a prompt at the cursor or a full-screen program, or can no
-// longer be asked (its shell ended).
-func waiting(ctx context.Context, store tasks.Store, id string) bool {
-	reply, err := console.Send(ctx, store.SocketPath(id), 0, console.Request{})
+// waiting asks task rec's supervisor whether its terminal shows a prompt at the cursor or a full-screen
+// program. Nobody listening (its shell ended) is no; a screen that cannot be had for another reason is yes:
+// the wait then ends as in pipe mode.
+func waiting(ctx context.Context, store tasks.Store, rec tasks.Record) bool {
+	reply, err := console.Send(ctx, store.SocketPath(rec.TaskID), rec.SupervisorPid, console.Request{})
+	if errors.Is(err, console.ErrNoConsole) {
+		return false
+	}
 	return err != nil || reply.Screen == nil || reply.Screen.Showing()
-}
-
-// socketUp reports whether task id's supervisor still listens for input (its shell runs).
-func socketUp(store tasks.Store, id string) bool {
-	_, err := os.Stat(store.SocketPath(id))
-	return err == nil
 }
 
 // withScreen adds to a read r of interactive task rec what a model needs to go on: while it runs, the
