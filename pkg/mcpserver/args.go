@@ -175,17 +175,11 @@ func (a *args) keys(name string) []string {
 	if !ok {
 		return nil
 	}
-	var names []string
-	var s string
+	names, shaped, err := request.ParseKeys(v)
 	switch {
-	case json.Unmarshal(v, &s) == nil:
-		names = screen.ParseKeys(s)
-	case json.Unmarshal(v, &names) == nil:
-	default:
+	case !shaped:
 		a.fail(name, mustKeys, v)
-		return nil
-	}
-	if _, err := screen.Keys(names, screen.KeyMode{}); err != nil && a.err == nil {
+	case err != nil && a.err == nil:
 		a.err = fmt.Errorf("%s: %w", name, err)
 	}
 	return names

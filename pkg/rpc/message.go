@@ -15,7 +15,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
-	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/service"
 	"github.com/agentbash/agentbash/pkg/session"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -641,11 +640,12 @@ func decodeInput(w inputWire) (*Input, error) {
 	if w.Wait != nil {
 		in.Wait = *w.Wait
 	}
-	keys, kerr := keyNames(w.Keys)
-	if kerr == nil && len(keys) > 0 {
-		if _, kerr = screen.Keys(keys, screen.KeyMode{}); kerr != nil {
-			kerr = fmt.Errorf("keys: %w", kerr)
-		}
+	keys, ok, kerr := request.ParseKeys(w.Keys)
+	switch {
+	case !ok:
+		kerr = fmt.Errorf("keys: want %s, got %s", wants["keys"], request.ShownJSON(w.Keys))
+	case kerr != nil:
+		kerr = fmt.Errorf("keys: %w", kerr)
 	}
 	in.In.Keys = keys
 	var size error
@@ -653,23 +653,6 @@ func decodeInput(w inputWire) (*Input, error) {
 		size = errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	return in, errors.Join(checkTaskID(w.TaskID), kerr, seconds("wait", in.Wait), size)
-}
-
-// keyNames is the keys field of an input request: a comma-separated string ("Enter,C-c", split as the
-// command line's --keys is) or a JSON list of names; left out or null, none.
-func keyNames(raw json.RawMessage) ([]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return screen.ParseKeys(s), nil
-	}
-	var list []string
-	if json.Unmarshal(raw, &list) == nil {
-		return list, nil
-	}
-	return nil, fmt.Errorf("keys: want %s, got %s", wants["keys"], request.ShownJSON(raw))
 }
 
 // checkTaskID checks that a task request names a task. Whether the name is a task id is the store's to
