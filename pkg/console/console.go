@@ -402,8 +402,9 @@ func (c *Console) stop() {
 	}
 }
 
-// write is the one writer: it writes the queue to the input end in pieces as the command reads them,
-// closes the pipe after an eof, and closes the input end when the console ends.
+// write is the one writer: it writes the queue to the input end in pieces as the command reads them, and
+// ends once the console ends, the pipe's end was written (--eof) or a write failed; closing the input end
+// then is its last act (Input says ErrEnded, ErrClosed or the write's error from there on).
 func (c *Console) write() {
 	defer close(c.stopped)
 	defer c.in.Close()
@@ -412,17 +413,7 @@ func (c *Console) write() {
 		for len(c.queue) == 0 && !c.ended && !(c.eof && !c.opts.TTY) {
 			c.wake.Wait()
 		}
-		if c.ended {
-			c.mu.Unlock()
-			return
-		}
-		if len(c.queue) == 0 { // eof asked, everything written: the pipe's end
-			c.mu.Unlock()
-			c.in.Close()
-			c.mu.Lock()
-			for !c.ended {
-				c.wake.Wait()
-			}
+		if c.ended || len(c.queue) == 0 { // ended, or eof asked and everything written: the pipe's end
 			c.mu.Unlock()
 			return
 		}
@@ -441,11 +432,6 @@ func (c *Console) write() {
 		}
 		c.mu.Unlock()
 		if err != nil {
-			c.mu.Lock()
-			for !c.ended {
-				c.wake.Wait()
-			}
-			c.mu.Unlock()
 			return
 		}
 	}
