@@ -245,3 +245,25 @@ func TestConfinedCallerRefused(t *testing.T) {
 		t.Errorf("an unconfined caller got %q (%v)", out, err)
 	}
 }
+
+// TestSendChecksTheListener: Send with a pid goes only to that process's socket (here this test's own), so a
+// socket swapped for another task's is refused.
+func TestSendChecksTheListener(t *testing.T) {
+	c, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	path := filepath.Join(t.TempDir(), "1.sock")
+	stop, err := Listen(path, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if _, err := Send(context.Background(), path, os.Getpid(), Request{}); err != nil {
+		t.Errorf("to its own supervisor: %v", err)
+	}
+	if _, err := Send(context.Background(), path, 1, Request{}); err == nil || !strings.Contains(err.Error(), "not the task's supervisor's") {
+		t.Errorf("to another's: %v", err)
+	}
+}

@@ -53,10 +53,15 @@ func Listen(path string, c *Console) (stop func(), err error) {
 	}
 	defer done()
 	_ = os.Remove(path)
-	old := unix.Umask(0o177)
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
-	unix.Umask(old)
 	if err != nil {
+		return nil, fmt.Errorf("listen for input on %s: %w", path, err)
+	}
+	// 0600 (a umask would be the whole process's for the moment): until then the task directory (0700) and
+	// the peer checks (untrusted) keep others out.
+	if err := os.Chmod(path, 0o600); err != nil {
+		l.Close()
+		_ = os.Remove(path)
 		return nil, fmt.Errorf("listen for input on %s: %w", path, err)
 	}
 	l.SetUnlinkOnClose(false) // removed by path below: the address may be a /proc/self/fd one
@@ -157,18 +162,8 @@ func Send(ctx context.Context, path string, pid int, req Request) (Reply, error)
 		return Reply{}, fmt.Errorf("reach the task's input at %s: %w", path, err)
 	}
 	defer conn.Close()
-	if uc, ok := conn.(*net.UnixConn); ok && pid != 0 {
-		if rc, err := uc.SyscallConn(); err == nil {
-			got := pid
-			_ = rc.Control(func(fd uintptr) {
-				if _, p, err := peer(int(fd)); err == nil && p != 0 {
-					got = p
-				}
-			})
-			if got != pid {
-				return Reply{}, fmt.Errorf("the socket %s is not its supervisor's (pid %d listens there, not %d)", path, got, pid)
-			}
-		}
+	if err := listener(conn, pid); err != nil {
+		return Reply{}, fmt.Errorf("the socket %s: %w", path, err)
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
@@ -181,6 +176,33 @@ func Send(ctx context.Context, path string, pid int, req Request) (Reply, error)
 		return Reply{}, fmt.Errorf("read the answer of %s: %w", path, err)
 	}
 	return reply, nil
+}
+
+// listener checks that process pid listens at the other end of conn (0: any). What cannot be told refuses,
+// but a system that gives no pid (darwin) is taken at its word.
+func listener(conn net.Conn, pid int) error {
+	if pid == 0 {
+		return nil
+	}
+	uc, ok := conn.(*net.UnixConn)
+	if !ok {
+		return errors.New("not a unix socket")
+	}
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	got := 0
+	if cerr := rc.Control(func(fd uintptr) { _, got, err = peer(int(fd)) }); cerr != nil {
+		return cerr
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("who listens cannot be told: %w", err)
+	case got != 0 && got != pid:
+		return fmt.Errorf("it is not the task's supervisor's (pid %d listens there, not %d)", got, pid)
+	}
+	return nil
 }
 
 // sockaddr is the address of the socket at path: path itself, or when it is too long for a socket address
