@@ -221,17 +221,7 @@ func TestConfinedCallerRefused(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}
-	c, err := Open(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	path := filepath.Join(t.TempDir(), "1.sock")
-	stop, err := Listen(path, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	c, path := listening(t)
 	client := `import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{"text":"eA=="}\n'); print(s.recv(999).decode())`
 	out, err := exec.Command(setpriv, "--no-new-privs", "python3", "-c", client, path).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "the caller is confined") {
@@ -249,21 +239,28 @@ func TestConfinedCallerRefused(t *testing.T) {
 // TestSendChecksTheListener: Send with a pid goes only to that process's socket (here this test's own), so a
 // socket swapped for another task's is refused.
 func TestSendChecksTheListener(t *testing.T) {
-	c, err := Open(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	path := filepath.Join(t.TempDir(), "1.sock")
-	stop, err := Listen(path, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	_, path := listening(t)
 	if _, err := Send(context.Background(), path, os.Getpid(), Request{}); err != nil {
 		t.Errorf("to its own supervisor: %v", err)
 	}
 	if _, err := Send(context.Background(), path, 1, Request{}); err == nil || !strings.Contains(err.Error(), "not the task's supervisor's") {
 		t.Errorf("to another's: %v", err)
 	}
+}
+
+// listening is a pipe console served at a socket in a temporary directory, both ended with the test.
+func listening(t *testing.T) (*Console, string) {
+	t.Helper()
+	c, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	path := filepath.Join(t.TempDir(), "1.sock")
+	stop, err := Listen(path, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return c, path
 }
