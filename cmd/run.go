@@ -141,13 +141,14 @@ func addSandboxFlags(fs *pflag.FlagSet) {
 		"--sandbox-writable paths, tool caches and a private /tmp), read-only (writes only in a\n"+
 		"private /tmp) or off; confined, it has no capabilities, cannot signal outside processes\n"+
 		"and does not see ~/.ssh and the like")
-	fs.String("sandbox-network", "off", "what a sandboxed command reaches: `NET` off (only its own loopback) or\n"+
-		"on (the host's network); proxy is not built yet")
+	fs.String("sandbox-network", "off", "what a sandboxed command reaches: `NET` off (only its own loopback),\n"+
+		"proxy (only the --sandbox-allow-host hosts, through a proxy agentbash runs for the\n"+
+		"command) or on (the host's network)")
 	fs.StringArray("sandbox-writable", nil, "a `PATH` a workspace-write command may write besides the cwd (repeatable)")
 	fs.StringArray("sandbox-deny-read", nil, "a `PATH` a sandboxed command sees as absent or empty (repeatable;\n"+
 		"added to sandbox.denyRead: ~/.ssh, ~/.aws, ~/.gnupg, … by default)")
-	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable; the proxy\n"+
-		"is not built yet)")
+	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable):\n"+
+		"github.com:443, *.npmjs.org:443 (names below npmjs.org), 127.0.0.1:5432, [::1]:8080")
 }
 
 // addTargetFlag adds --target, where the command runs or is found (reference §15).

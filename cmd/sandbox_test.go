@@ -41,7 +41,7 @@ func TestSandboxFlags(t *testing.T) {
 	}
 	for _, tc := range []struct{ args []string }{
 		{[]string{"--sandbox", "bogus"}},
-		{[]string{"--sandbox-network", "proxy"}},
+		{[]string{"--sandbox-network", "wifi"}},
 		{[]string{"--sandbox-allow-host", "github.com:443"}},
 	} {
 		_, _, err := loadRun(t, nil, tc.args...)
@@ -50,9 +50,9 @@ func TestSandboxFlags(t *testing.T) {
 		}
 	}
 	// The same values from the file are config errors naming the file and the key.
-	path = writeConfig(t, "sandbox:\n  network: proxy\n")
+	path = writeConfig(t, "sandbox:\n  network: proxy\n  allowHosts: [github.com]\n")
 	_, _, err = loadRun(t, nil, "--config", path)
-	if _, cfgErr := errors.AsType[configError](err); !cfgErr || !strings.Contains(err.Error(), path+": sandbox.network: proxy is not built yet") {
+	if _, cfgErr := errors.AsType[configError](err); !cfgErr || !strings.Contains(err.Error(), path+`: sandbox.allowHosts: "github.com": want HOST:PORT`) {
 		t.Errorf("file: err = %v", err)
 	}
 }

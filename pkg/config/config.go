@@ -55,7 +55,7 @@ type Config struct {
 type Sandbox struct {
 	// Mode is off (the default: nothing confined), workspace-write or read-only.
 	Mode sandbox.Mode `mapstructure:"mode"`
-	// Network is off (the default in a sandbox), proxy (not built yet) or on.
+	// Network is off (the default in a sandbox), proxy (only AllowHosts, through a proxy) or on.
 	Network sandbox.Network `mapstructure:"network"`
 	// Writable is the paths writable in workspace-write besides the cwd and a private /tmp.
 	Writable CommaList `mapstructure:"writable"`

@@ -30,7 +30,7 @@ func TestValidate(t *testing.T) {
 		"session":            func(c *Config) { c.Session = "../x" },
 		"mcp.maxBytes":       func(c *Config) { c.MCP.MaxBytes = 0 },
 		"sandbox.mode":       func(c *Config) { c.Sandbox.Mode = "strict" },
-		"sandbox.network":    func(c *Config) { c.Sandbox.Network = "proxy" }, // not built yet
+		"sandbox.network":    func(c *Config) { c.Sandbox.Network = "wifi" },
 		"sandbox.allowHosts": func(c *Config) { c.Sandbox.AllowHosts = CommaList{"github.com:443"} },
 	} {
 		c := Default()
@@ -152,8 +152,7 @@ func TestSandboxKeys(t *testing.T) {
 	}
 	for env, msg := range map[string]string{
 		"AGENTBASH_SANDBOX_MODE=strict":    `AGENTBASH_SANDBOX_MODE: want off, workspace-write or read-only, got "strict"`,
-		"AGENTBASH_SANDBOX_NETWORK=proxy":  "AGENTBASH_SANDBOX_NETWORK: proxy is not built yet",
-		"AGENTBASH_SANDBOX_NETWORK=maybe":  `AGENTBASH_SANDBOX_NETWORK: want off or on (proxy is not built yet), got "maybe"`,
+		"AGENTBASH_SANDBOX_NETWORK=maybe":  `AGENTBASH_SANDBOX_NETWORK: want off, proxy or on, got "maybe"`,
 		"AGENTBASH_SANDBOX_ALLOWHOSTS=a:1": "AGENTBASH_SANDBOX_ALLOWHOSTS: only network: proxy uses it",
 	} {
 		if _, _, err := Environ([]string{env}); err == nil || !strings.HasPrefix(err.Error(), msg) {

@@ -23,6 +23,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -277,6 +278,9 @@ func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace s
 	if r.Sandbox != nil && r.Sandbox.On() {
 		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir, r.Workspace, workspace)
 		p.done = in.Err != nil
+		if c := p.spec.Sandbox; c != nil && c.Network == sandbox.NetworkProxy && len(c.AllowHosts) == 0 {
+			in.Warnings = append(in.Warnings, texts.SandboxNoHosts)
+		}
 	}
 	return p
 }

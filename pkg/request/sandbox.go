@@ -76,7 +76,7 @@ func ParseSandbox(raw json.RawMessage) (*sandbox.Policy, error) {
 // wantSandboxKey says in words what each key of the sandbox object takes.
 var wantSandboxKey = map[string]string{
 	"mode":       "a string (off, workspace-write or read-only)",
-	"network":    "a string (off or on; proxy is not built yet)",
+	"network":    "a string (off, proxy or on)",
 	"writable":   "an array of paths (strings)",
 	"denyRead":   "an array of paths (strings)",
 	"cacheDirs":  "an array of paths (strings)",

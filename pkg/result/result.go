@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -255,10 +256,42 @@ func Build(in Input) Result {
 	}
 	r.Details = d
 	if in.Outcome != nil && in.Err == nil {
+		r.addDenied(in.Outcome.ProxyDenied)
 		r.AddScreen(in.Outcome.Screen, in.MaxBytes)
 	}
 	r.Content = []Content{{Type: "text", Text: r.Text()}}
 	return r
+}
+
+// addDenied puts what the sandbox's proxy refused into details.sandbox.denied (a copy: in.Sandbox may be a
+// task record's) and a line for each host into the text (reference §13), so a model that reads only the
+// text learns why a connection failed.
+func (r *Result) addDenied(denied []proxy.Denial) {
+	if len(denied) == 0 || r.Details.Sandbox == nil {
+		return
+	}
+	sb := *r.Details.Sandbox
+	sb.Denied = make([]SandboxDenied, len(denied))
+	shown, more, others := 0, 0, 0
+	for i, d := range denied {
+		sb.Denied[i] = SandboxDenied{Host: d.Host, Port: d.Port, Count: d.Count}
+		switch {
+		case d.Host == proxy.OtherHosts:
+			others = d.Count
+		case shown < texts.SandboxBlockedShown:
+			r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlocked, proxy.JoinHostPort(d.Host, d.Port)))
+			shown++
+		default:
+			more++
+		}
+	}
+	switch {
+	case others > 0:
+		r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlockedOthers, more, others))
+	case more > 0:
+		r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlockedMore, more))
+	}
+	r.Details.Sandbox = &sb
 }
 
 // AddScreen puts a terminal's screen into r (details.screen) and, when it shows a full-screen program or a

@@ -130,13 +130,14 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	if tty {
 		layers = append([]string{"TERM=xterm-256color"}, layers...) // under the request's own layers
 	}
-	cmd, exited, err := spawnShell(spec, lastEnv.of(layers), stdin, pw)
+	cmd, stage, exited, err := spawnShell(spec, lastEnv.of(layers), stdin, pw)
 	if err != nil {
 		pw.Close()
 		pr.Close()
 		return Outcome{}, err
 	}
-	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
+	defer stage.End() // the sandbox's proxy ends with the run, whatever happens (End below, as a rule)
+	pw.Close()        // the children hold the only write ends now, so EOF means they all closed it
 	go reserve()
 	pid := cmd.Process.Pid
 	var output io.Writer = s.Out
@@ -200,6 +201,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 			}
 		}
 	}
+	out.ProxyDenied = stage.End()
 	setStatus(&out, state)
 	if con != nil {
 		out.Screen = con.Screen()
@@ -253,37 +255,39 @@ func (e *environ) of(layers []string) []string {
 // instead), so a caller on it — the supervisor, which runs from an init function, where the main
 // goroutine is locked to the main thread — forks right there, with no goroutine or thread handed the
 // work. Any other caller forks from a goroutine of its own, locked to its thread until the shell was
-// reaped. exited receives the shell's status once it ended and was reaped (watchExit).
-func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, <-chan *os.ProcessState, error) {
+// reaped. exited receives the shell's status once it ended and was reaped (watchExit); stage is the sandbox
+// stage the shell started through, nil without one.
+func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, *sandbox.Stage, <-chan *os.ProcessState, error) {
 	runtime.LockOSThread()
 	if onMainThread() {
-		cmd, err := startShell(spec, env, stdin, out)
+		cmd, stage, err := startShell(spec, env, stdin, out)
 		runtime.UnlockOSThread() // the main thread stays locked to the main goroutine during init
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return cmd, watchExit(cmd), nil
+		return cmd, stage, watchExit(cmd), nil
 	}
 	runtime.UnlockOSThread()
 	type start struct {
 		cmd    *exec.Cmd
+		stage  *sandbox.Stage
 		exited <-chan *os.ProcessState
 		err    error
 	}
 	started := make(chan start, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the reap
-		cmd, err := startShell(spec, env, stdin, out)
+		cmd, stage, err := startShell(spec, env, stdin, out)
 		if err != nil {
 			started <- start{err: err}
 			return
 		}
 		exited := make(chan *os.ProcessState, 1)
-		started <- start{cmd: cmd, exited: exited}
+		started <- start{cmd: cmd, stage: stage, exited: exited}
 		exited <- <-watchExit(cmd) // parked until the reap, holding the thread
 	}()
 	s := <-started
-	return s.cmd, s.exited, s.err
+	return s.cmd, s.stage, s.exited, s.err
 }
 
 // MaxArgBytes is the longest command passed to the shell as its `-c` argument: Linux refuses one argument
@@ -346,13 +350,13 @@ func checkCommand(command string) error {
 // kernel refuses (E2BIG: a large environment leaves less room), is written to an in-memory file (memfd;
 // a pipe where there is none) given to the shell as descriptor 3, and `-c` gets a loader that reads and
 // closes it, then runs the command (see [bashLoader]); no temporary file, no dependence on $TMPDIR.
-func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, error) {
+func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, *sandbox.Stage, error) {
 	shell, command := string(spec.Shell), string(spec.Command)
 	program, sentinel := shell, ErrShellNotFound
 	if len(spec.Wrapper) > 0 {
 		program, sentinel = spec.Wrapper[0], ErrWrapperNotFound
 		if _, err := exec.LookPath(program); err != nil {
-			return nil, startError(sentinel, program, err)
+			return nil, nil, startError(sentinel, program, err)
 		}
 	}
 	viaFD := len(command) > MaxArgBytes
@@ -383,7 +387,7 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 		if viaFD {
 			f, err := commandFile(command)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cmd.ExtraFiles = []*os.File{f} // descriptor 3 (commandFD) in the shell
 			defer f.Close()
@@ -391,7 +395,7 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 		var stage *sandbox.Stage
 		if spec.Sandbox != nil {
 			if stage, err = sandbox.Wrap(cmd, *spec.Sandbox); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		err = cmd.Start()
@@ -405,12 +409,12 @@ func startShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 			continue
 		}
 		if err != nil && stage != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err != nil {
-			return nil, startError(sentinel, program, err)
+			return nil, nil, startError(sentinel, program, err)
 		}
-		return cmd, nil
+		return cmd, stage, nil
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/console"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -151,6 +152,9 @@ type Outcome struct {
 	Warnings []string
 	// Screen is what the terminal showed at the end, for a run with one ([Spec.Interactive] TTY).
 	Screen *screen.Screen `json:"screen,omitempty"`
+	// ProxyDenied is what the sandbox's proxy refused during the run (network proxy, [Spec.Sandbox]), in the
+	// order first refused.
+	ProxyDenied []proxy.Denial `json:"proxyDenied,omitempty"`
 	// Summary is what the sink saw (set by a [Starter]'s Process; [Loop] leaves it to the caller's sink,
 	// and the supervisor sends it apart, so it is left out of the JSON when empty).
 	Summary sink.Summary `json:",omitzero"`

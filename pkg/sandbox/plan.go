@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
 
 // Place is what the place that runs a command knows and a policy's paths are resolved against.
@@ -61,6 +63,9 @@ type Confinement struct {
 	Dir string `json:"dir"`
 	// Workspace is the directory writable as the workspace in workspace-write (in Writable then).
 	Workspace string `json:"workspace,omitempty"`
+	// AllowHosts is what the proxy of network proxy lets through: canonical `host:port` patterns (pkg/proxy).
+	// Empty with network proxy reaches nothing.
+	AllowHosts []string `json:"allowHosts,omitempty"`
 }
 
 // Namespaced says whether c runs in its own user and mount namespaces.
@@ -80,6 +85,10 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		return Confinement{}, err
 	}
 	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
+	if c.Network == NetworkProxy {
+		allow, _ := proxy.ParseAllowList(r.AllowHosts) // Check read them
+		c.AllowHosts = allow.Strings()
+	}
 	unmade := map[string]error{} // hidden directories that could not be made: a refusal if the command could
 	for _, d := range place.Hidden {
 		if _, err := os.Lstat(d); errors.Is(err, os.ErrNotExist) && filepath.IsAbs(d) {

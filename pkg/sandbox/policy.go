@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
 
 // Mode is how much a sandboxed command may write (reference §13).
@@ -71,8 +73,9 @@ var (
 // On says whether p confines anything.
 func (p Policy) On() bool { return p.Mode != "" && p.Mode != ModeOff }
 
-// Check says what is wrong with p as written (an unknown mode or network, network proxy before the proxy
-// exists, allowHosts without proxy), one error per setting, each naming its key.
+// Check says what is wrong with p as written (an unknown mode or network, an allowHosts entry that is not
+// a `host:port` pattern, allowHosts without network proxy), one error per setting or entry, each naming its
+// key.
 func (p Policy) Check() error {
 	var errs []error
 	switch p.Mode {
@@ -81,15 +84,16 @@ func (p Policy) Check() error {
 		errs = append(errs, fmt.Errorf("sandbox.mode: want off, workspace-write or read-only, got %q", p.Mode))
 	}
 	switch p.Network {
-	case "", NetworkOff, NetworkOn:
-	case NetworkProxy:
-		errs = append(errs, errors.New("sandbox.network: proxy is not built yet (an allow-list proxy comes "+
-			"later): use off, or on for the host's network"))
+	case "", NetworkOff, NetworkOn, NetworkProxy:
 	default:
-		errs = append(errs, fmt.Errorf("sandbox.network: want off or on (proxy is not built yet), got %q", p.Network))
+		errs = append(errs, fmt.Errorf("sandbox.network: want off, proxy or on, got %q", p.Network))
+	}
+	if _, err := proxy.ParseAllowList(p.AllowHosts); err != nil {
+		// One error for the key, every bad entry in it: a config reports a key's first error.
+		errs = append(errs, errors.New("sandbox.allowHosts: "+strings.ReplaceAll(err.Error(), "\n", "; ")))
 	}
 	if len(p.AllowHosts) > 0 && p.Network != NetworkProxy {
-		errs = append(errs, errors.New("sandbox.allowHosts: only network: proxy uses it"))
+		errs = append(errs, errors.New("sandbox.allowHosts: only network: proxy uses it (set sandbox.network: proxy)"))
 	}
 	return errors.Join(errs...)
 }
@@ -159,8 +163,10 @@ func Tighten(floor, req Policy) (Policy, error) {
 	out.CacheDirs = within("cacheDirs", req.CacheDirs, floor.CacheDirs)
 	out.DenyRead = append(slices.Clone(floor.DenyRead), req.DenyRead...)
 	if req.AllowHosts != nil {
+		floorHosts, _ := proxy.ParseAllowList(floor.AllowHosts)
 		for _, h := range req.AllowHosts {
-			if floor.On() && orNet(floor.Network) == NetworkProxy && !slices.Contains(floor.AllowHosts, h) {
+			q, err := proxy.ParsePattern(h)
+			if floor.On() && orNet(floor.Network) == NetworkProxy && (err != nil || !floorHosts.Covers(q)) {
 				errs = append(errs, fmt.Errorf("sandbox.allowHosts: %s is not allowed by this server", h))
 			}
 		}
@@ -313,10 +319,18 @@ func (p Policy) Within(q Policy) error {
 	for _, set := range []struct {
 		key       string
 		p, within []string
-	}{{"writable", p.Writable, q.Writable}, {"cacheDirs", p.CacheDirs, q.CacheDirs}, {"allowHosts", p.AllowHosts, q.AllowHosts}} {
+	}{{"writable", p.Writable, q.Writable}, {"cacheDirs", p.CacheDirs, q.CacheDirs}} {
 		for _, x := range set.p {
-			if !slices.ContainsFunc(set.within, func(w string) bool { return x == w || set.key != "allowHosts" && under(x, w) }) {
+			if !slices.ContainsFunc(set.within, func(w string) bool { return under(x, w) }) {
 				return fmt.Errorf("sandbox.%s: %s is not within %v", set.key, x, set.within)
+			}
+		}
+	}
+	if orNet(q.Network) == NetworkProxy && orNet(p.Network) == NetworkProxy {
+		within, _ := proxy.ParseAllowList(q.AllowHosts)
+		for _, h := range p.AllowHosts {
+			if x, err := proxy.ParsePattern(h); err != nil || !within.Covers(x) {
+				return fmt.Errorf("sandbox.allowHosts: %s is not within %v", h, q.AllowHosts)
 			}
 		}
 	}

@@ -16,7 +16,10 @@ func TestCheck(t *testing.T) {
 		{Policy{}, ""},
 		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, ""},
 		{Policy{Mode: "strict"}, `sandbox.mode: want off, workspace-write or read-only, got "strict"`},
-		{Policy{Mode: ModeReadOnly, Network: NetworkProxy}, "sandbox.network: proxy is not built yet"},
+		{Policy{Mode: ModeReadOnly, Network: NetworkProxy}, ""},
+		{Policy{Mode: ModeReadOnly, Network: NetworkProxy, AllowHosts: []string{"github.com:443", "*.npmjs.org:443", "[::1]:80"}}, ""},
+		{Policy{Mode: ModeReadOnly, Network: NetworkProxy, AllowHosts: []string{"github.com"}}, `sandbox.allowHosts: "github.com": want HOST:PORT`},
+		{Policy{Mode: ModeReadOnly, Network: NetworkProxy, AllowHosts: []string{"::1:80"}}, `sandbox.allowHosts: "::1:80": an IPv6 address goes in brackets`},
 		{Policy{Mode: ModeReadOnly, Network: "wifi"}, `got "wifi"`},
 		{Policy{Mode: ModeReadOnly, AllowHosts: []string{"a:1"}}, "sandbox.allowHosts: only network: proxy"},
 	} {

@@ -56,8 +56,6 @@ func (a Available) Missing(needs []Mechanism) (m Mechanism, reason string) {
 			if a.SeccompErr != nil {
 				return n, fmt.Sprintf("seccomp filters are not available (%v)", a.SeccompErr)
 			}
-		case Proxy:
-			return n, "the allow-list proxy is not built yet"
 		}
 	}
 	return "", ""

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
 
 // StageCommand is the hidden command a sandboxed run's shell is started through (pkg/reexec): it reads a
@@ -24,8 +27,8 @@ type StageSpec struct {
 	Files int      `json:"files,omitempty"`
 }
 
-// The stage's descriptors: the spec to read, the report to write (closed on exec: EOF is success), and the
-// first of the command's own.
+// The stage's descriptors: the spec to read, the report to write (a SOCK_SEQPACKET socket, closed on exec:
+// EOF is success), and the first of the command's own.
 const (
 	specFD   = 3
 	reportFD = 4
@@ -52,10 +55,14 @@ func (u *Unavailable) Is(target error) bool {
 	return target == ErrUnavailable || u.Errno != 0 && target == u.Errno
 }
 
-// Stage is a command about to start through the stage: Wrap made it, Started waits for the stage's word.
+// Stage is a command about to start through the stage: Wrap made it, Started waits for the stage's word,
+// End ends what the run had of it (the proxy of network proxy).
 type Stage struct {
 	report     *os.File
 	namespaced bool
+	allow      proxy.AllowList // network proxy: what its proxy lets through
+	wantsProxy bool
+	proxy      *proxy.Proxy
 }
 
 // Wrap turns cmd (the shell's argv, environment, working directory, standard streams and extra files,
@@ -78,7 +85,12 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	rr, rw, err := os.Pipe()
+	allow, err := proxy.ParseAllowList(c.AllowHosts)
+	if err != nil {
+		specFile.Close()
+		return nil, &Unavailable{Mechanism: Proxy, Reason: "sandbox.allowHosts: " + err.Error()}
+	}
+	rr, rw, err := reportPair()
 	if err != nil {
 		specFile.Close()
 		return nil, err
@@ -92,13 +104,14 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Stage{report: rr, namespaced: c.Namespaced()}, nil
+	return &Stage{report: rr, namespaced: c.Namespaced(), allow: allow, wantsProxy: c.Network == NetworkProxy}, nil
 }
 
 // Started is called after cmd.Start (startErr its error) and closes what Wrap opened in this process. It
 // returns nil once the stage exec'd the shell, or an *Unavailable: the namespaces could not be made (the
 // start failed), or the stage could not confine. On an error the caller waits for cmd and reports it;
-// nothing of the command ran.
+// nothing of the command ran. With network proxy, the stage's listener is served from here on (pkg/proxy)
+// until End.
 func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	for _, f := range cmd.ExtraFiles[:2] {
 		f.Close()
@@ -107,19 +120,57 @@ func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	if startErr != nil {
 		return startUnavailable(startErr, s.namespaced)
 	}
-	msg, err := io.ReadAll(io.LimitReader(s.report, 64<<10))
+	msg, listener, err := readReport(s.report)
 	if err != nil {
 		// Without the stage's word nothing says it confined itself: not a start.
 		return &Unavailable{Mechanism: "stage", Reason: "read the stage's report: " + err.Error()}
 	}
-	if len(msg) == 0 {
+	if len(msg) > 0 {
+		if listener != nil {
+			listener.Close()
+		}
+		u := &Unavailable{}
+		if err := json.Unmarshal(msg, u); err != nil || u.Mechanism == "" {
+			return &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("the stage ended with %q", msg)}
+		}
+		return u
+	}
+	switch {
+	case s.wantsProxy && listener == nil:
+		return &Unavailable{Mechanism: Proxy, Reason: "the stage exec'd the command without handing over the proxy's listener"}
+	case listener != nil && !s.wantsProxy:
+		listener.Close()
+	case listener != nil:
+		s.proxy = proxy.Serve(listener, proxy.Config{Allow: s.allow})
+	}
+	return nil
+}
+
+// End ends the run's proxy, if it has one (the listener and every connection close), and returns what the
+// proxy refused (details.sandbox.denied). It is called once the run ended; a second call returns nil.
+func (s *Stage) End() []proxy.Denial {
+	if s == nil || s.proxy == nil {
 		return nil
 	}
-	u := &Unavailable{}
-	if err := json.Unmarshal(msg, u); err != nil || u.Mechanism == "" {
-		return &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("the stage ended with %q", msg)}
+	p := s.proxy
+	s.proxy = nil
+	return p.Close()
+}
+
+// proxyEnv is env with the proxy of network proxy, at 127.0.0.1:port, as every proxy-aware tool looks for
+// it: HTTP_PROXY, HTTPS_PROXY and ALL_PROXY in both cases (curl and git read only the lower-case
+// http_proxy), and NO_PROXY and no_proxy unset (a host they named would go direct, and fail).
+func proxyEnv(env []string, port int) []string {
+	names := []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, strings.ToUpper(name))
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for _, name := range names[:3] {
+		out = append(out, name+"="+url, strings.ToLower(name)+"="+url)
 	}
-	return u
+	return out
 }
 
 // StageMain runs the stage: on any failure it says why on the report descriptor (and stderr when there is

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"runtime"
@@ -89,6 +90,13 @@ func stage(spec StageSpec) error {
 				return &Unavailable{Mechanism: NetNS, Reason: "bring up the loopback: " + err.Error()}
 			}
 		}
+		if spec.Network == NetworkProxy {
+			port, err := handOverListener()
+			if err != nil {
+				return &Unavailable{Mechanism: Proxy, Reason: "hand the proxy's listener to the supervisor: " + err.Error()}
+			}
+			spec.Env = proxyEnv(spec.Env, port)
+		}
 	}
 	if err := unix.Chdir(spec.Dir); err != nil {
 		return &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("enter the working directory %s: %v", spec.Dir, err)}
@@ -133,4 +141,97 @@ func loopbackUp() error {
 	}
 	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// reportPair is the stage's report channel: a SOCK_SEQPACKET socket pair, so a failure is one message and
+// the proxy's listener can be handed over as a descriptor (SCM_RIGHTS).
+func reportPair() (r, w *os.File, err error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the stage's report channel: %w", err)
+	}
+	return os.NewFile(uintptr(fds[0]), "sandbox-report"), os.NewFile(uintptr(fds[1]), "sandbox-report"), nil
+}
+
+// listenerMessage is the data of the report message that carries the proxy's listener.
+const listenerMessage = "listener"
+
+// handOverListener opens the proxy's listener on 127.0.0.1 in this (the command's) network namespace, on a
+// port the kernel picks, sends it to the supervisor on the report channel and closes it here: the command
+// never holds it. It returns the port.
+func handOverListener() (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return 0, fmt.Errorf("bind 127.0.0.1: %w", err)
+	}
+	if err := unix.Listen(fd, 128); err != nil {
+		return 0, fmt.Errorf("listen: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return 0, err
+	}
+	in4, ok := sa.(*unix.SockaddrInet4)
+	if !ok {
+		return 0, fmt.Errorf("the listener's address is a %T", sa)
+	}
+	if err := unix.Sendmsg(reportFD, []byte(listenerMessage), unix.UnixRights(fd), nil, 0); err != nil {
+		return 0, fmt.Errorf("send it: %w", err)
+	}
+	return in4.Port, nil
+}
+
+// readReport reads the stage's report until the exec closes it (EOF): the failure message, if any, and
+// the proxy's listener, if one came.
+func readReport(f *os.File) (msg []byte, ln net.Listener, err error) {
+	fd := int(f.Fd())
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			if ln != nil {
+				ln.Close()
+			}
+			return nil, nil, err
+		}
+		if n == 0 && oobn == 0 {
+			return msg, ln, nil
+		}
+		var fds []int
+		if cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, c := range cmsgs {
+				if rights, err := unix.ParseUnixRights(&c); err == nil {
+					fds = append(fds, rights...)
+				}
+			}
+		}
+		if len(fds) == 0 {
+			msg = append(msg, buf[:n]...)
+			continue
+		}
+		for _, extra := range fds[1:] {
+			unix.Close(extra)
+		}
+		lf := os.NewFile(uintptr(fds[0]), "proxy-listener")
+		l, err := net.FileListener(lf) // a copy of its own
+		lf.Close()
+		if err != nil || ln != nil || string(buf[:n]) != listenerMessage {
+			if l != nil {
+				l.Close()
+			}
+			if ln != nil {
+				ln.Close()
+			}
+			return nil, nil, fmt.Errorf("the stage handed over something else than one listener (%v)", err)
+		}
+		ln = l
+	}
 }

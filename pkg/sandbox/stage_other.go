@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"os/exec"
 )
@@ -20,4 +21,12 @@ func sysProcAttr(*exec.Cmd, Confinement) error {
 
 func startUnavailable(err error, _ bool) error {
 	return &Unavailable{Mechanism: "stage", Reason: err.Error()}
+}
+
+func reportPair() (r, w *os.File, err error) {
+	return nil, nil, &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()}
+}
+
+func readReport(*os.File) ([]byte, net.Listener, error) {
+	return nil, nil, &Unavailable{Mechanism: LandlockFS, Reason: errNotLinux.Error()}
 }

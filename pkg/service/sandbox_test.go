@@ -57,8 +57,8 @@ func TestRequestSandboxTightens(t *testing.T) {
 			refused: `sandbox.mode: want off, workspace-write or read-only, got "strict"`},
 		{name: "off, request a network without a mode", floor: off, req: &sandbox.Policy{Network: sandbox.NetworkOff},
 			refused: "sandbox: a network, writable, denyRead, cacheDirs or allowHosts setting confines nothing without a mode"},
-		{name: "proxy", floor: floorPolicy, req: &sandbox.Policy{Network: sandbox.NetworkProxy},
-			refused: "sandbox.network: proxy is not built yet"},
+		{name: "proxy, a bad entry", floor: floorPolicy, req: &sandbox.Policy{Network: sandbox.NetworkProxy, AllowHosts: []string{"a"}},
+			refused: `sandbox.allowHosts: "a": want HOST:PORT`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := settle(t, tc.floor, request.Command{Command: "true", Sandbox: tc.req})

@@ -132,3 +132,15 @@ const (
 	MCPTaskYieldedInputOn = "[Still running as task %s (pid %d): call bash_input with task_id \"%s\" and target \"%s\" " +
 		"to type into it (text, keys), bash_output to read more, bash_kill to stop it]"
 )
+
+// §13: the sandbox's network proxy. What it refused (host:port), one line each up to SandboxBlockedShown,
+// then how many more hosts (count), or past the hosts the proxy lists, how many more refusals of hosts it
+// did not list (hosts, refusals); the warning of network proxy with an empty allow-list.
+const (
+	SandboxBlocked       = "[Sandbox: blocked network access to %s]"
+	SandboxBlockedMore   = "[Sandbox: blocked network access to %d more hosts (details.sandbox.denied)]"
+	SandboxBlockedOthers = "[Sandbox: blocked network access to %d more hosts, and %d more times to hosts not listed (details.sandbox.denied)]"
+	SandboxBlockedShown  = 5
+	SandboxNoHosts       = "sandbox.network is proxy with an empty sandbox.allowHosts: no host is reachable " +
+		"(the user who starts agentbash adds them: --sandbox-allow-host HOST:PORT)"
+)

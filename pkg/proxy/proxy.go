@@ -1,0 +1,568 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Resolver resolves a name to its addresses (net.Resolver's LookupNetIP).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config is what one proxy lets through, and how it reaches what it lets through.
+type Config struct {
+	Allow AllowList
+	// Resolver resolves the names asked for, once each request; nil is net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to one address, `ip:port` (never a name); nil is a net.Dialer.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Denial is one host:port the proxy refused, with how many times (details.sandbox.denied). Past
+// MaxDenied distinct ones, the rest are counted in one entry whose Host is OtherHosts and Port 0.
+type Denial struct {
+	Host  string `json:"host"`
+	Port  int    `json:"port"`
+	Count int    `json:"count"`
+}
+
+// The proxy's bounds (docs/architecture.md, "The network proxy").
+const (
+	MaxConns        = 128              // client connections served at once; the next waits in the listen queue
+	MaxDenied       = 100              // distinct host:port refusals listed; the rest are one OtherHosts entry
+	OtherHosts      = "(other hosts)"  // the Host of that entry
+	maxRequestHead  = 64 << 10         // a request's line and headers
+	maxResponseHead = 1 << 20          // a response's status line and headers
+	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
+	dialTimeout     = 30 * time.Second // resolving a name and connecting to one of its addresses
+)
+
+// Proxy is the proxy of one run, serving its listener until Close.
+type Proxy struct {
+	ln     net.Listener
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	slots  chan struct{}
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[net.Conn]struct{} // every open connection, both sides, so Close ends them all
+	denied map[string]*Denial
+	order  []*Denial
+	others int
+}
+
+// Serve serves ln as cfg says, in goroutines of its own, until Close. ln is the proxy's: Close closes it.
+func Serve(ln net.Listener, cfg Config) *Proxy {
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Dial == nil {
+		cfg.Dial = (&net.Dialer{}).DialContext
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Proxy{ln: ln, cfg: cfg, ctx: ctx, cancel: cancel, slots: make(chan struct{}, MaxConns),
+		conns: map[net.Conn]struct{}{}, denied: map[string]*Denial{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p
+}
+
+// Close stops the proxy: the listener and every connection close, and it returns once nothing of it runs,
+// with what it refused (Denied).
+func (p *Proxy) Close() []Denial {
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.conns {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.cancel()
+	p.ln.Close()
+	p.wg.Wait()
+	return p.Denied()
+}
+
+// Denied is what the proxy refused so far, in the order first refused.
+func (p *Proxy) Denied() []Denial {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Denial
+	for _, d := range p.order {
+		out = append(out, *d)
+	}
+	if p.others > 0 {
+		out = append(out, Denial{Host: OtherHosts, Count: p.others})
+	}
+	return out
+}
+
+func (p *Proxy) deny(host string, port int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := JoinHostPort(host, port)
+	switch d, ok := p.denied[key]; {
+	case ok:
+		d.Count++
+	case len(p.order) < MaxDenied:
+		d = &Denial{Host: host, Port: port, Count: 1}
+		p.denied[key], p.order = d, append(p.order, d)
+	default:
+		p.others++
+	}
+}
+
+// track adds c to what Close closes; false (c closed) once the proxy is closing.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) drop(c net.Conn) {
+	c.Close()
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		select {
+		case p.slots <- struct{}{}:
+		case <-p.ctx.Done():
+			return
+		}
+		c, err := p.ln.Accept()
+		if err != nil {
+			<-p.slots
+			if p.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select { // out of descriptors, say: try again shortly
+			case <-time.After(50 * time.Millisecond):
+			case <-p.ctx.Done():
+				return
+			}
+			continue
+		}
+		if !p.track(c) {
+			<-p.slots
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer func() { <-p.slots }()
+			defer p.drop(c)
+			p.serve(c)
+		}()
+	}
+}
+
+// headLimit bounds what a head (request or response line and headers) may take: n bytes, then an error;
+// n < 0 is no bound (a body).
+type headLimit struct {
+	r    io.Reader
+	n    int64
+	over bool
+}
+
+var errHeadTooLarge = errors.New("the head is too large")
+
+func (h *headLimit) Read(b []byte) (int, error) {
+	if h.n < 0 {
+		return h.r.Read(b)
+	}
+	if h.n == 0 {
+		h.over = true
+		return 0, errHeadTooLarge
+	}
+	if int64(len(b)) > h.n {
+		b = b[:h.n]
+	}
+	n, err := h.r.Read(b)
+	h.n -= int64(n)
+	return n, err
+}
+
+// serve serves one client connection: requests one after the other, until one that ends it.
+func (p *Proxy) serve(c net.Conn) {
+	head := &headLimit{r: c}
+	br := bufio.NewReaderSize(head, 8<<10)
+	var up *upstream
+	defer func() { up.close(p) }()
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(idleTimeout))
+		head.n = maxRequestHead
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			switch {
+			case head.over:
+				p.reply(c, http.StatusRequestHeaderFieldsTooLarge, "", 0, "the request's head is over 64 KiB")
+			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF), isTimeout(err):
+			default:
+				p.reply(c, http.StatusBadRequest, "", 0, "a malformed request: "+err.Error())
+			}
+			return
+		}
+		head.n = -1
+		_ = c.SetReadDeadline(time.Time{})
+		if req.Method == http.MethodConnect {
+			p.tunnel(c, br, req)
+			return
+		}
+		var keep bool
+		if keep, up = p.forward(c, req, up); !keep {
+			return
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// reply answers a request the proxy itself answers, and the connection ends after it. host and port name
+// the destination when there is one.
+func (p *Proxy) reply(c net.Conn, status int, host string, port int, why string) {
+	text := "agentbash sandbox proxy: " + why + "\n"
+	errName := map[int]string{http.StatusForbidden: "destination_ip_prohibited",
+		http.StatusBadGateway: "connection_refused", http.StatusBadRequest: "http_request_error"}[status]
+	if errName == "" {
+		errName = "proxy_internal_error"
+	}
+	ps := "agentbash; error=" + errName
+	if host != "" {
+		ps += "; details=" + strconv.Quote(JoinHostPort(host, port))
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"+
+		"Proxy-Status: %s\r\nConnection: close\r\n\r\n%s", status, http.StatusText(status), len(text), ps, text)
+}
+
+// DeniedReason is the text a refused request gets back: what was refused, and what would allow it.
+func DeniedReason(host string, port int, why string) string {
+	hp := JoinHostPort(host, port)
+	return fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
+		"it (--sandbox-allow-host %s, or sandbox.allowHosts in the config)", hp, why, hp)
+}
+
+// target is the canonical host and the port a request asks for: the authority of a CONNECT, the URL of an
+// absolute-form request (http only, port 80 by default). status is what to answer when err is set.
+func target(req *http.Request) (host string, port int, status int, err error) {
+	var portText string
+	if req.Method == http.MethodConnect {
+		h, pt, err := net.SplitHostPort(req.URL.Host)
+		if err != nil || req.URL.Host == "" {
+			return "", 0, http.StatusBadRequest, fmt.Errorf("CONNECT wants HOST:PORT, got %q", req.RequestURI)
+		}
+		host, portText = h, pt
+	} else {
+		switch {
+		case !req.URL.IsAbs() || req.URL.Host == "":
+			return "", 0, http.StatusBadRequest, errors.New("this is the sandbox's proxy: it takes CONNECT " +
+				"and absolute-form requests (GET http://host/…), as HTTP_PROXY gives them")
+		case req.URL.Scheme != "http":
+			return "", 0, http.StatusNotImplemented, fmt.Errorf("%s:// through the proxy: only http:// is "+
+				"forwarded; https goes through CONNECT (what HTTPS_PROXY does)", req.URL.Scheme)
+		}
+		host, portText = req.URL.Hostname(), req.URL.Port()
+		if portText == "" {
+			portText = "80"
+		}
+	}
+	port, perr := strconv.Atoi(portText)
+	if perr != nil || port < 1 || port > 65535 || portText != strconv.Itoa(port) {
+		return "", 0, http.StatusBadRequest, fmt.Errorf("the port of %q is not a number from 1 to 65535", req.RequestURI)
+	}
+	h, err := CanonicalHost(host)
+	if err != nil {
+		return "", 0, http.StatusBadRequest, fmt.Errorf("%q: %v", host, err)
+	}
+	return h, port, 0, nil
+}
+
+// errNotReached is the error of a name whose addresses are all ones its entry may not reach.
+var errNotReached = errors.New("not reachable through this entry")
+
+// reach connects to host:port when the allow-list lets it through: the name is resolved once, and what is
+// dialled is exactly the addresses it resolved to, in order. Otherwise the status and why, and a refusal
+// is counted.
+func (p *Proxy) reach(host string, port int) (net.Conn, int, string) {
+	by, ok := p.cfg.Allow.Match(host, port)
+	if !ok {
+		p.deny(host, port)
+		return nil, http.StatusForbidden, DeniedReason(host, port, "it is not in sandbox.allowHosts")
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
+	defer cancel()
+	addrs, err := p.addresses(ctx, host, by)
+	if errors.Is(err, errNotReached) {
+		p.deny(host, port)
+		return nil, http.StatusForbidden, DeniedReason(host, port, err.Error())
+	}
+	if err != nil {
+		return nil, http.StatusBadGateway, fmt.Sprintf("cannot resolve %s: %v", host, err)
+	}
+	var last error
+	for _, a := range addrs {
+		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if err == nil {
+			if !p.track(c) {
+				return nil, http.StatusServiceUnavailable, "the run is ending"
+			}
+			return c, 0, ""
+		}
+		last = err
+	}
+	return nil, http.StatusBadGateway, fmt.Sprintf("cannot connect to %s: %v", JoinHostPort(host, port), last)
+}
+
+// addresses is what host may be dialled at: an address itself, or what the name resolves to, but never an
+// unspecified address (it reaches the host's loopback), and for a name only a wildcard entry allows, no
+// loopback or link-local address (a wildcard over names someone else controls must not lead to the host's
+// own services or a cloud's metadata service).
+func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, nil
+	}
+	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	var out, refused []netip.Addr
+	for _, a := range resolved {
+		a = a.Unmap()
+		if a.IsUnspecified() || by.Wildcard && (a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast()) {
+			refused = append(refused, a)
+			continue
+		}
+		out = append(out, a)
+	}
+	switch {
+	case len(out) > 0:
+		return out, nil
+	case len(refused) > 0:
+		return nil, fmt.Errorf("%w: it resolves to %v, which only an exact entry for the name (or the address "+
+			"itself) may reach, not %s", errNotReached, refused[0], by)
+	}
+	return nil, fmt.Errorf("no address for %s", host)
+}
+
+// tunnel answers a CONNECT: the connection becomes a tunnel to the host, both ways, until either side ends.
+func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
+	host, port, status, err := target(req)
+	if err != nil {
+		p.reply(c, status, "", 0, err.Error())
+		return
+	}
+	up, status, why := p.reach(host, port)
+	if up == nil {
+		p.reply(c, status, host, port, why)
+		return
+	}
+	defer p.drop(up)
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		return
+	}
+	if n := br.Buffered(); n > 0 { // what the client sent right after its request
+		b, _ := br.Peek(n)
+		if _, err := up.Write(b); err != nil {
+			return
+		}
+	}
+	relay(c, up)
+}
+
+// relay copies a to b and b to a until both directions ended; each end's write side is closed when its
+// source ends (TCP to TCP is spliced by the kernel).
+func relay(a, b net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		copyClose(b, a)
+		close(done)
+	}()
+	copyClose(a, b)
+	<-done
+}
+
+func copyClose(dst, src net.Conn) {
+	_, err := io.Copy(dst, src)
+	if cw, ok := dst.(interface{ CloseWrite() error }); ok && err == nil {
+		_ = cw.CloseWrite()
+		return
+	}
+	dst.Close() // an error either way: end both
+	src.Close()
+}
+
+// upstream is the connection to the host of the last absolute-form request of a client connection, kept for
+// the next request to the same host:port.
+type upstream struct {
+	conn net.Conn
+	head *headLimit
+	br   *bufio.Reader
+	bw   *bufio.Writer
+	host string
+	port int
+}
+
+func (u *upstream) close(p *Proxy) {
+	if u != nil {
+		p.drop(u.conn)
+	}
+}
+
+// hopHeaders are the headers of one connection, not forwarded (RFC 9110 §7.6.1), with the ones a client
+// sends its proxy.
+var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+// removeHop removes the hop-by-hop headers of h, those Connection names included; it returns the Upgrade
+// header when Connection asked for one.
+func removeHop(h http.Header) (upgrade string) {
+	for _, v := range h.Values("Connection") {
+		for name := range strings.SplitSeq(v, ",") {
+			name = strings.TrimSpace(name)
+			if strings.EqualFold(name, "upgrade") {
+				upgrade = h.Get("Upgrade")
+			}
+			if name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		h.Del(name)
+	}
+	return upgrade
+}
+
+// forward sends an absolute-form request to its host and its response back. keep says whether the client
+// connection serves another request; up is the host connection to keep for it.
+func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool, _ *upstream) {
+	host, port, status, err := target(req)
+	if err != nil {
+		p.reply(c, status, "", 0, err.Error())
+		return false, up
+	}
+	if up == nil || up.host != host || up.port != port {
+		up.close(p)
+		conn, status, why := p.reach(host, port)
+		if conn == nil {
+			p.reply(c, status, host, port, why)
+			return false, nil
+		}
+		h := &headLimit{r: conn, n: -1}
+		up = &upstream{conn: conn, head: h, br: bufio.NewReaderSize(h, 8<<10), bw: bufio.NewWriterSize(conn, 4<<10),
+			host: host, port: port}
+	}
+	if upgrade := removeHop(req.Header); upgrade != "" {
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", upgrade)
+	}
+	req.Host = req.URL.Host // the host that was checked, whatever Host said
+	if _, ok := req.Header["User-Agent"]; !ok {
+		req.Header["User-Agent"] = []string{""} // none (Write would add Go's)
+	}
+	wrote := make(chan error, 1)
+	p.wg.Add(1)
+	go func() { // the body may wait for a 100 Continue that the response loop passes on
+		defer p.wg.Done()
+		err := req.Write(up.bw)
+		if err == nil {
+			err = up.bw.Flush()
+		}
+		wrote <- err
+	}()
+	resp, err := p.response(c, up, req)
+	if err != nil {
+		up.close(p)
+		if err != errClientGone {
+			p.reply(c, http.StatusBadGateway, host, port, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err))
+		}
+		c.Close() // the body's writer may be waiting for the client
+		<-wrote
+		return false, nil
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		err := resp.Write(c) // the head: a 101 has no body
+		if werr := <-wrote; err == nil && werr == nil {
+			if n := up.br.Buffered(); n > 0 {
+				b, _ := up.br.Peek(n)
+				_, err = c.Write(b)
+			}
+			if err == nil {
+				relay(c, up.conn)
+			}
+		}
+		up.close(p)
+		return false, nil
+	}
+	removeHop(resp.Header)
+	resp.Close = resp.Close || req.Close
+	err = resp.Write(c)
+	resp.Body.Close()
+	var werr error
+	select {
+	case werr = <-wrote:
+	case <-time.After(time.Second): // the host answered before it read the whole body: this connection cannot go on
+		werr = errors.New("the request's body was not sent in full")
+		up.close(p)
+		c.Close()
+		<-wrote
+	}
+	if err != nil || werr != nil || resp.Close {
+		up.close(p)
+		return false, nil
+	}
+	return true, up
+}
+
+var errClientGone = errors.New("the client went away")
+
+// response reads the host's response to req, passing interim (1xx) responses on to the client.
+func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (*http.Response, error) {
+	for {
+		up.head.n = maxResponseHead
+		resp, err := http.ReadResponse(up.br, req)
+		up.head.n = -1
+		if err != nil {
+			if up.head.over {
+				err = errors.New("its response's head is over 1 MiB")
+			}
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "HTTP/1.1 %s\r\n", resp.Status)
+		_ = resp.Header.Write(&b)
+		b.WriteString("\r\n")
+		if _, err := io.WriteString(c, b.String()); err != nil {
+			return nil, errClientGone
+		}
+	}
+}
