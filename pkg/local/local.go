@@ -184,8 +184,10 @@ func (p prepared) finish() result.Result {
 		p.in.Duration = time.Since(p.start)
 	}
 	res := result.Build(*p.in)
-	if p.spec.Sandbox != nil && res.Details.Sandbox != nil && res.Details.ExitCode != nil && *res.Details.ExitCode != 0 {
-		// What the sandbox refused, said to whoever reads only the text too (an MCP client's model).
+	if p.spec.Sandbox != nil && res.Details.Sandbox != nil && len(res.Details.Sandbox.Denied) == 0 &&
+		res.Details.ExitCode != nil && *res.Details.ExitCode != 0 {
+		// What the sandbox refused, said to whoever reads only the text too (an MCP client's model); the
+		// proxy's refusals have their own lines.
 		if hint := p.spec.Sandbox.Hint(res.Output); hint != "" {
 			res.Details.Sandbox.Hint = hint
 			res.Footer = append(res.Footer, "[Sandbox: "+hint+"]")

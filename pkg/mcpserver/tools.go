@@ -48,7 +48,7 @@ type BashArgs struct {
 }
 
 // sandboxDescription is what the sandbox argument says to the model; %s is the server's own sandbox.
-const sandboxDescription = `confine this command (for one you do not fully trust): "workspace-write" lets it write only in its working directory when that is inside the server's starting directory, a private /tmp, and the server's writable paths and tool caches; "read-only" only in a private /tmp (in a session, a stricter command's changes such as cd are not kept). In both it has no network unless network is "on", cannot read ~/.ssh and other credentials, and cannot signal processes outside; a failed command's result ends with a [Sandbox: …] line when the sandbox refused something. Give a mode, or an object {"mode", "network", "writable", "denyRead", "cacheDirs", "allowHosts"} to say more. It can only make the server's own sandbox stricter: a looser one is refused. Left out, the server's own: %s`
+const sandboxDescription = `confine this command (for one you do not fully trust): "workspace-write" lets it write only in its working directory when that is inside the server's starting directory, a private /tmp, and the server's writable paths and tool caches; "read-only" only in a private /tmp (in a session, a stricter command's changes such as cd are not kept). In both it has no network unless network is "proxy" (only the server's allowHosts, over HTTP(S) through a proxy that HTTP_PROXY points at; a refused host is named in a [Sandbox: blocked network access to HOST:PORT] line: ask the user to allow it) or "on", cannot read ~/.ssh and other credentials, and cannot signal processes outside; a failed command's result ends with a [Sandbox: …] line when the sandbox refused something. Give a mode, or an object {"mode", "network", "writable", "denyRead", "cacheDirs", "allowHosts"} to say more. It can only make the server's own sandbox stricter: a looser one is refused. Left out, the server's own: %s`
 
 // serverSandbox says the server's own sandbox in words, for the sandbox argument's description.
 func serverSandbox(p sandbox.Policy) string {
@@ -58,6 +58,13 @@ func serverSandbox(p sandbox.Policy) string {
 	network := p.Network
 	if network == "" {
 		network = sandbox.NetworkOff
+	}
+	if network == sandbox.NetworkProxy {
+		hosts := "none: nothing is reachable"
+		if len(p.AllowHosts) > 0 {
+			hosts = strings.Join(p.AllowHosts, ", ")
+		}
+		return fmt.Sprintf("%s, network proxy (allowHosts: %s)", p.Mode, hosts)
 	}
 	return fmt.Sprintf("%s, network %s", p.Mode, network)
 }
@@ -76,12 +83,12 @@ func sandboxSchema(own sandbox.Policy) *jsonschema.Schema {
 				Type: "object",
 				Properties: map[string]*jsonschema.Schema{
 					"mode": {Type: "string", Enum: modes},
-					"network": {Type: "string", Enum: []any{string(sandbox.NetworkOff), string(sandbox.NetworkOn)},
-						Description: "off: only the command's own loopback; on: the host's network"},
+					"network": {Type: "string", Enum: []any{string(sandbox.NetworkOff), string(sandbox.NetworkProxy), string(sandbox.NetworkOn)},
+						Description: "off: only the command's own loopback; proxy: only allowHosts, over HTTP(S) through a proxy; on: the host's network"},
 					"writable":   paths("paths it may write besides its working directory (absolute or ~/…), within the server's"),
 					"denyRead":   paths("more paths it sees as absent or empty"),
 					"cacheDirs":  paths("tool caches it may write, within the server's"),
-					"allowHosts": paths("host:port patterns a network proxy would let through (no proxy yet)"),
+					"allowHosts": paths("with network proxy: the host:port entries it may reach (github.com:443, *.npmjs.org:443, 127.0.0.1:8080), each within the server's"),
 				},
 				AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 			},

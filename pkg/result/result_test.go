@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentbash/agentbash/pkg/intercept"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 )
@@ -284,5 +285,42 @@ func TestAddScreen(t *testing.T) {
 	r.AddScreen(done, 0)
 	if r.Text() != "bye" || r.Details.Screen != done {
 		t.Errorf("not waiting: %q", r.Text())
+	}
+}
+
+// What the sandbox's proxy refused is in details.sandbox.denied (a copy of the input's Sandbox) and a line
+// each in the text, five at most, then how many more; past the proxy's own list, the refusals it did not
+// list are counted apart from the hosts.
+func TestDenied(t *testing.T) {
+	build := func(denied []proxy.Denial) (Result, *Sandbox) {
+		in := base()
+		sb := &Sandbox{Mode: "workspace-write", Network: "proxy", Enforced: []string{"proxy"}}
+		in.Sandbox, in.Outcome = sb, &run.Outcome{ExitCode: 56, ProxyDenied: denied}
+		return Build(in), sb
+	}
+	r, in := build([]proxy.Denial{{Host: "example.com", Port: 443, Count: 2}, {Host: "::1", Port: 80, Count: 1}})
+	if !strings.HasSuffix(r.Text(), "Command exited with code 56\n\n[Sandbox: blocked network access to example.com:443]\n\n"+
+		"[Sandbox: blocked network access to [::1]:80]") {
+		t.Errorf("text: %q", r.Text())
+	}
+	if d := r.Details.Sandbox.Denied; len(d) != 2 || d[0] != (SandboxDenied{"example.com", 443, 2}) || in.Denied != nil {
+		t.Errorf("denied %+v, the input's %+v", d, in.Denied)
+	}
+	var many []proxy.Denial
+	for i := range 8 {
+		many = append(many, proxy.Denial{Host: fmt.Sprintf("h%d.org", i), Port: 443, Count: 1})
+	}
+	r, _ = build(many)
+	if strings.Count(r.Text(), "[Sandbox: blocked") != 6 || !strings.HasSuffix(r.Text(), "[Sandbox: blocked network access to 3 more hosts (details.sandbox.denied)]") {
+		t.Errorf("many: %q", r.Text())
+	}
+	r, _ = build(append(many, proxy.Denial{Host: proxy.OtherHosts, Count: 40}))
+	if !strings.HasSuffix(r.Text(), "to 3 more hosts, and 40 more times to hosts not listed (details.sandbox.denied)]") || len(r.Details.Sandbox.Denied) != 9 {
+		t.Errorf("others: %q", r.Text())
+	}
+	in2 := base()
+	in2.Outcome = &run.Outcome{ProxyDenied: many} // not sandboxed: nothing to say it in
+	if r := Build(in2); strings.Contains(r.Text(), "Sandbox") {
+		t.Errorf("unsandboxed: %q", r.Text())
 	}
 }

@@ -334,16 +334,24 @@ func (c Confinement) Hint(output string) string {
 			}
 		}
 	}
-	if c.Network == NetworkOff {
-		for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
-			"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
-			"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
-			if strings.Contains(lower, sign) {
-				return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
-					"name resolves; a command that needs the network must run with --sandbox-network on, which the " +
-					"user who starts agentbash sets"
-			}
+	if c.Network == NetworkOn {
+		return ""
+	}
+	for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
+		"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
+		"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
+		if !strings.Contains(lower, sign) {
+			continue
 		}
+		if c.Network == NetworkProxy {
+			return "the sandbox reaches the network only through its proxy, over HTTP(S) to sandbox.allowHosts, for " +
+				"programs that use HTTP_PROXY and HTTPS_PROXY; a direct connection (ssh, a database client, Go's HTTP " +
+				"client to a loopback address) reaches only the command's own loopback, and no name resolves " +
+				"inside; such a command needs --sandbox-network on, which the user who starts agentbash sets"
+		}
+		return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
+			"name resolves; a command that needs the network must run with --sandbox-network on (or proxy with " +
+			"--sandbox-allow-host HOST:PORT), which the user who starts agentbash sets"
 	}
 	return ""
 }

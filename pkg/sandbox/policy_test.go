@@ -63,6 +63,61 @@ func TestTighten(t *testing.T) {
 	}
 }
 
+// Under a proxy floor, a request's allowed hosts must each be covered by one of the floor's entries (a name
+// under a wildcard, a narrower wildcard); a proxy under network on takes any hosts, under off none.
+func TestTightenHosts(t *testing.T) {
+	floor := Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"*.github.com:443", "127.0.0.1:8080"}}
+	for _, tc := range []struct {
+		req  Policy
+		want string
+	}{
+		{Policy{AllowHosts: []string{"api.github.com:443"}}, ""},
+		{Policy{AllowHosts: []string{"*.eu.github.com:443", "127.0.0.1:8080"}}, ""},
+		{Policy{AllowHosts: []string{"API.GitHub.com.:443"}}, ""},
+		{Policy{AllowHosts: []string{}}, ""},
+		{Policy{Network: NetworkOff}, ""},
+		{Policy{AllowHosts: []string{"github.com:443"}}, "sandbox.allowHosts: github.com:443 is not allowed"},
+		{Policy{AllowHosts: []string{"*.github.com:80"}}, "sandbox.allowHosts: *.github.com:80 is not allowed"},
+		{Policy{AllowHosts: []string{"*.com:443"}}, "sandbox.allowHosts: *.com:443 is not allowed"},
+		{Policy{AllowHosts: []string{"localhost:8080"}}, "sandbox.allowHosts: localhost:8080 is not allowed"},
+		{Policy{Network: NetworkOn}, "sandbox.network on would loosen this server's proxy"},
+	} {
+		_, err := Tighten(floor, tc.req)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.req, err, tc.want)
+		}
+	}
+	if got, err := Tighten(Policy{Mode: ModeReadOnly, Network: NetworkOn}, Policy{Network: NetworkProxy, AllowHosts: []string{"x.org:443"}}); err != nil || got.AllowHosts[0] != "x.org:443" {
+		t.Errorf("proxy under network on: %+v %v", got, err)
+	}
+	if _, err := Tighten(Policy{Mode: ModeReadOnly}, Policy{Network: NetworkProxy}); err == nil {
+		t.Error("proxy under network off was taken")
+	}
+	if got, _ := Tighten(floor, Policy{Mode: ModeReadOnly}); !slices.Equal(got.AllowHosts, floor.AllowHosts) {
+		t.Errorf("a request without hosts keeps the floor's: %v", got.AllowHosts)
+	}
+}
+
+// A session's later command must be confined at least as its strictest was: its hosts within those.
+func TestWithinHosts(t *testing.T) {
+	q := Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"*.npmjs.org:443", "github.com:443"}}
+	for _, tc := range []struct {
+		p    Policy
+		want string
+	}{
+		{q, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"registry.npmjs.org:443"}}, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOff}, ""},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"npmjs.org:443"}}, "sandbox.allowHosts: npmjs.org:443 is not within"},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, "sandbox.network on is looser than proxy"},
+	} {
+		err := tc.p.Within(q)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.p, err, tc.want)
+		}
+	}
+}
+
 // Writes-only (network on, nothing denied) needs Landlock and seccomp alone; anything else the namespaces.
 func TestNeeds(t *testing.T) {
 	names := func(p Policy) string {

@@ -318,8 +318,8 @@ func TestStageAsUser(t *testing.T) {
 	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
 		t.Skip("runs the stage tests as uid 65534 when root")
 	}
-	out, err := asUser(t, "^TestStage(Namespaced|WorkspaceInTmp|ReadOnly|ConfinesWrites|FailsClosed)$")
-	if err != nil || strings.Count(out, "--- PASS") != 5 {
+	out, err := asUser(t, "^TestStage(Namespaced|WorkspaceInTmp|ReadOnly|ConfinesWrites|FailsClosed|Proxy)$")
+	if err != nil || strings.Count(out, "--- PASS") != 6 {
 		t.Errorf("as uid 65534: %v\n%s", err, out)
 	}
 }
