@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -467,16 +468,15 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 		p.reply(c, status, "", 0, err.Error())
 		return false, up
 	}
-	if up == nil || up.host != host || up.port != port {
+	if up != nil && (up.host != host || up.port != port || !up.alive()) {
 		up.close(p)
-		conn, status, why := p.reach(host, port)
-		if conn == nil {
-			p.reply(c, status, host, port, why)
+		up = nil
+	}
+	reused := up != nil
+	if up == nil {
+		if up = p.dialUpstream(c, host, port); up == nil {
 			return false, nil
 		}
-		h := &headLimit{r: conn, n: -1}
-		up = &upstream{conn: conn, head: h, br: bufio.NewReaderSize(h, 8<<10), bw: bufio.NewWriterSize(conn, 4<<10),
-			host: host, port: port}
 	}
 	if upgrade := removeHop(req.Header); upgrade != "" {
 		req.Header.Set("Connection", "Upgrade")
@@ -486,17 +486,32 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // none (Write would add Go's)
 	}
-	wrote := make(chan error, 1)
-	p.wg.Add(1)
-	go func() { // the body may wait for a 100 Continue that the response loop passes on
-		defer p.wg.Done()
-		err := req.Write(up.bw)
-		if err == nil {
-			err = up.bw.Flush()
+	var wrote chan error
+	var resp *http.Response
+	for {
+		wrote = make(chan error, 1)
+		p.wg.Add(1)
+		go func(up *upstream) { // the body may wait for a 100 Continue that the response loop passes on
+			defer p.wg.Done()
+			err := req.Write(up.bw)
+			if err == nil {
+				err = up.bw.Flush()
+			}
+			wrote <- err
+		}(up)
+		var interim bool
+		resp, interim, err = p.response(c, up, req)
+		if err == nil || !reused || interim || req.Body != http.NoBody || !closedBeforeAnswer(err) {
+			break
 		}
-		wrote <- err
-	}()
-	resp, err := p.response(c, up, req)
+		// A kept connection the host closed meanwhile (its idle timeout): once more on a new one, as a
+		// client would (a request without a body is sent again as it was).
+		<-wrote
+		up.close(p)
+		if up, reused = p.dialUpstream(c, host, port), false; up == nil {
+			return false, nil
+		}
+	}
 	if err != nil {
 		up.close(p)
 		if err != errClientGone {
@@ -542,8 +557,40 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 
 var errClientGone = errors.New("the client went away")
 
-// response reads the host's response to req, passing interim (1xx) responses on to the client.
-func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (*http.Response, error) {
+// dialUpstream is a new connection to host:port for absolute-form requests, or nil once the client was
+// answered why there is none.
+func (p *Proxy) dialUpstream(c net.Conn, host string, port int) *upstream {
+	conn, status, why := p.reach(host, port)
+	if conn == nil {
+		p.reply(c, status, host, port, why)
+		return nil
+	}
+	h := &headLimit{r: conn, n: -1}
+	return &upstream{conn: conn, head: h, br: bufio.NewReaderSize(h, 8<<10), bw: bufio.NewWriterSize(conn, 4<<10),
+		host: host, port: port}
+}
+
+// alive says whether a kept connection can take another request: the host has neither closed it nor sent
+// anything unasked.
+func (u *upstream) alive() bool {
+	if u.br.Buffered() > 0 {
+		return false
+	}
+	_ = u.conn.SetReadDeadline(time.Now())
+	_, err := u.br.Peek(1)
+	_ = u.conn.SetReadDeadline(time.Time{})
+	return isTimeout(err)
+}
+
+// closedBeforeAnswer says whether err is a connection the host closed before any of its answer.
+func closedBeforeAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+// response reads the host's response to req, passing interim (1xx) responses on to the client; interim
+// says whether it passed one on.
+func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (_ *http.Response, interim bool, _ error) {
 	for {
 		up.head.n = maxResponseHead
 		resp, err := http.ReadResponse(up.br, req)
@@ -552,17 +599,18 @@ func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (*http.Res
 			if up.head.over {
 				err = errors.New("its response's head is over 1 MiB")
 			}
-			return nil, err
+			return nil, interim, err
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
-			return resp, nil
+			return resp, interim, nil
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "HTTP/1.1 %s\r\n", resp.Status)
 		_ = resp.Header.Write(&b)
 		b.WriteString("\r\n")
+		interim = true
 		if _, err := io.WriteString(c, b.String()); err != nil {
-			return nil, errClientGone
+			return nil, interim, errClientGone
 		}
 	}
 }
