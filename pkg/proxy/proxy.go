@@ -28,6 +28,9 @@ type Config struct {
 	Resolver Resolver
 	// Dial connects to one address, `ip:port` (never a name); nil is a net.Dialer.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// OnDeny, if set, is called after each refusal with everything refused so far (Denied), from the
+	// connection's goroutine: it must not block.
+	OnDeny func([]Denial)
 }
 
 // Denial is one host:port the proxy refused, with how many times (details.sandbox.denied). Past
@@ -112,6 +115,13 @@ func (p *Proxy) Denied() []Denial {
 }
 
 func (p *Proxy) deny(host string, port int) {
+	p.count(host, port)
+	if p.cfg.OnDeny != nil {
+		p.cfg.OnDeny(p.Denied())
+	}
+}
+
+func (p *Proxy) count(host string, port int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	key := JoinHostPort(host, port)

@@ -132,12 +132,8 @@ type Sandbox struct {
 	Hint     string          `json:"hint,omitempty"`
 }
 
-// SandboxDenied is one host the sandbox's proxy refused, with how many times.
-type SandboxDenied struct {
-	Host  string `json:"host"`
-	Port  int    `json:"port"`
-	Count int    `json:"count"`
-}
+// SandboxDenied is one host the sandbox's proxy refused, with how many times (pkg/proxy's own record).
+type SandboxDenied = proxy.Denial
 
 // ProducerStatus is the raw status of the command when agentbash closed its pipe early to honour a head
 // limit (reference §3.2): the run then counts as exited with code 0, as `cmd | head` would.
@@ -271,15 +267,22 @@ func (r *Result) addDenied(denied []proxy.Denial) {
 		return
 	}
 	sb := *r.Details.Sandbox
-	sb.Denied = make([]SandboxDenied, len(denied))
+	sb.Denied = denied
+	r.Details.Sandbox = &sb
+	r.Footer = append(r.Footer, DeniedLines(denied)...)
+}
+
+// DeniedLines is the text's lines for what the sandbox's proxy refused (reference §13): `[Sandbox:
+// blocked network access to HOST:PORT]` for the first hosts, then one line for how many more.
+func DeniedLines(denied []SandboxDenied) []string {
+	var lines []string
 	shown, more, others := 0, 0, 0
-	for i, d := range denied {
-		sb.Denied[i] = SandboxDenied{Host: d.Host, Port: d.Port, Count: d.Count}
+	for _, d := range denied {
 		switch {
 		case d.Host == proxy.OtherHosts:
 			others = d.Count
 		case shown < texts.SandboxBlockedShown:
-			r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlocked, proxy.JoinHostPort(d.Host, d.Port)))
+			lines = append(lines, fmt.Sprintf(texts.SandboxBlocked, proxy.JoinHostPort(d.Host, d.Port)))
 			shown++
 		default:
 			more++
@@ -287,11 +290,11 @@ func (r *Result) addDenied(denied []proxy.Denial) {
 	}
 	switch {
 	case others > 0:
-		r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlockedOthers, more, others))
+		lines = append(lines, fmt.Sprintf(texts.SandboxBlockedOthers, more, others))
 	case more > 0:
-		r.Footer = append(r.Footer, fmt.Sprintf(texts.SandboxBlockedMore, more))
+		lines = append(lines, fmt.Sprintf(texts.SandboxBlockedMore, more))
 	}
-	r.Details.Sandbox = &sb
+	return lines
 }
 
 // AddScreen puts a terminal's screen into r (details.screen) and, when it shows a full-screen program or a

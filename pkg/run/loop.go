@@ -137,7 +137,8 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer stage.End() // the sandbox's proxy ends with the run, whatever happens (End below, as a rule)
-	pw.Close()        // the children hold the only write ends now, so EOF means they all closed it
+	stage.Notify(s.ProxyDenied)
+	pw.Close() // the children hold the only write ends now, so EOF means they all closed it
 	go reserve()
 	pid := cmd.Process.Pid
 	var output io.Writer = s.Out

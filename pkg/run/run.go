@@ -87,6 +87,10 @@ type Streams struct {
 	// Console, if set, is given the input end of an interactive run ([Spec.Interactive]) just before
 	// Started, while the shell runs; the console ends with the run.
 	Console func(*console.Console)
+	// ProxyDenied, if set, is called after each refusal of the sandbox's proxy (network proxy) with
+	// everything it refused so far, from the proxy's goroutines while the run lasts: it must not block.
+	// [Outcome.ProxyDenied] has the whole list at the end.
+	ProxyDenied func([]proxy.Denial)
 }
 
 // Seconds is s seconds as a duration, the one conversion of the seconds that travel on every wire (a

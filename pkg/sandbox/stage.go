@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/agentbash/agentbash/pkg/proxy"
@@ -63,6 +64,7 @@ type Stage struct {
 	allow      proxy.AllowList // network proxy: what its proxy lets through
 	wantsProxy bool
 	proxy      *proxy.Proxy
+	notify     atomic.Pointer[func([]proxy.Denial)]
 }
 
 // Wrap turns cmd (the shell's argv, environment, working directory, standard streams and extra files,
@@ -141,9 +143,21 @@ func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	case listener != nil && !s.wantsProxy:
 		listener.Close()
 	case listener != nil:
-		s.proxy = proxy.Serve(listener, proxy.Config{Allow: s.allow})
+		s.proxy = proxy.Serve(listener, proxy.Config{Allow: s.allow, OnDeny: func(denied []proxy.Denial) {
+			if f := s.notify.Load(); f != nil {
+				(*f)(denied)
+			}
+		}})
 	}
 	return nil
+}
+
+// Notify has f called with everything the run's proxy refused so far after each refusal, from the
+// proxy's goroutines (f must not block); nothing without a proxy.
+func (s *Stage) Notify(f func([]proxy.Denial)) {
+	if s != nil && f != nil {
+		s.notify.Store(&f)
+	}
 }
 
 // End ends the run's proxy, if it has one (the listener and every connection close), and returns what the

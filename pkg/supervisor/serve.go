@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/livequeue"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
@@ -241,18 +242,23 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 		reach = func(c *console.Console) {
 			var err error
 			if listening, err = console.Listen(task.store.SocketPath(task.id), c); err != nil {
-				task.rec.Warnings = append(task.rec.Warnings, err.Error())
+				task.warn(err.Error())
 				cancel(cancelled{}) // a task nobody can give input to must not wait for it
 			}
 		}
 	}
+	var denied func([]proxy.Denial)
+	if task != nil {
+		denied = task.proxyDenied
+	}
 	// A task's supervisor keeps what its shell leaves running (detached.ownLeftovers): the loop sees
 	// spec.Task.
 	outcome, runErr = run.Loop{}.Run(ctx, spec, run.Streams{
-		Stdin:    in,
-		Out:      output,
-		LimitMet: out.sink.LimitMet,
-		Console:  reach,
+		ProxyDenied: denied,
+		Stdin:       in,
+		Out:         output,
+		LimitMet:    out.sink.LimitMet,
+		Console:     reach,
 		Started: func(pid int) {
 			if task != nil {
 				if err := task.started(pid, out); err != nil {

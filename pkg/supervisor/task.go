@@ -8,11 +8,13 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/artifact"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -21,11 +23,15 @@ import (
 )
 
 // detached is the supervisor's side of a background task (reference §8): it writes the task's record when the
-// shell runs and once more when the run ended.
+// shell runs, with what the sandbox's proxy refused while it runs, and once more when the run ended. mu
+// guards rec once the shell runs: the proxy's refusals come from goroutines of their own.
 type detached struct {
 	store tasks.Store
 	id    string
+	mu    sync.Mutex
 	rec   tasks.Record
+	// saving is set while a save of the proxy's refusals is due (proxyDenied).
+	saving bool
 }
 
 func newDetached(t *run.Task) (*detached, error) {
@@ -47,6 +53,8 @@ func newDetached(t *run.Task) (*detached, error) {
 
 // started records the running task: the shell's pid, the supervisor's pid and start time, the artifact.
 func (d *detached) started(pid int, out *output) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.rec.Status = tasks.StatusRunning
 	d.rec.Pid, d.rec.SupervisorPid = pid, os.Getpid()
 	d.rec.SupervisorStart, _ = tasks.StartTime(os.Getpid())
@@ -64,6 +72,8 @@ func (d *detached) started(pid int, out *output) error {
 
 // finished records how the run ended: exactly once, by this process.
 func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary sink.Summary, runErr error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	now := time.Now()
 	d.rec.EndedAt = &now
 	switch {
@@ -149,10 +159,12 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 	}
 	for {
 		live := run.Leftovers()
+		d.mu.Lock()
 		if len(live) != d.rec.Leftovers {
 			d.rec.Leftovers = len(live)
 			_ = d.store.Save(d.rec) // a record that cannot be written reads as before; kill still reaches them
 		}
+		d.mu.Unlock()
 		if len(live) == 0 {
 			return
 		}
@@ -177,10 +189,47 @@ func (d *detached) ownLeftovers(ctx context.Context, grace time.Duration) {
 // tasks.maxLifetime did.
 func (d *detached) endLeftovers(sig unix.Signal, grace time.Duration, lifetime bool) {
 	n := run.EndLeftovers(sig, grace)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.rec.Leftovers, d.rec.LeftoverKilled = 0, n
 	if lifetime {
 		d.rec.Warnings = append(d.rec.Warnings, fmt.Sprintf(texts.TaskLeftoversLifetime,
 			result.FormatSeconds(d.rec.MaxLifetime), tasks.Processes(n)))
 	}
 	_ = d.store.Save(d.rec)
+}
+
+// deniedSaveEvery is how often at most a running task's record is saved for what its proxy refused.
+const deniedSaveEvery = 250 * time.Millisecond
+
+// proxyDenied keeps what the task's proxy refused so far in its record (details.sandbox.denied, and a
+// line each in `output` while it runs), saved at most every deniedSaveEvery: a command that is refused a
+// thousand times does not write the record a thousand times. Once the run ended its outcome has them.
+func (d *detached) proxyDenied(denied []proxy.Denial) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rec.Sandbox == nil || d.rec.Outcome != nil {
+		return
+	}
+	sb := *d.rec.Sandbox
+	sb.Denied = denied
+	d.rec.Sandbox = &sb
+	if !d.saving {
+		d.saving = true
+		time.AfterFunc(deniedSaveEvery, func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.saving = false
+			if d.rec.Outcome == nil && d.rec.EndedAt == nil {
+				_ = d.store.Save(d.rec)
+			}
+		})
+	}
+}
+
+// warn adds a warning to the task's record (saved with it next).
+func (d *detached) warn(msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.rec.Warnings = append(d.rec.Warnings, msg)
 }

@@ -405,13 +405,16 @@ func ReadResult(rd Read) result.Result {
 			body = first + "\n" + body
 		}
 		for _, f := range final.Footer {
-			if !strings.HasPrefix(f, "[") { // status lines; the run's own truncation notice is about its view
+			// Status lines and the sandbox's; the run's own truncation notice is about its view.
+			if !strings.HasPrefix(f, "[") || strings.HasPrefix(f, "[Sandbox: ") {
 				footer = append(footer, f)
 			}
 		}
 		if final.Details.Status == result.StatusError {
 			footer = append(footer, final.Output)
 		}
+	} else if sb := rd.Record.Sandbox; sb != nil {
+		footer = append(footer, result.DeniedLines(sb.Denied)...) // refused so far (the supervisor keeps them)
 	}
 	if rd.Lossy {
 		skipped := texts.ReadSkipped
