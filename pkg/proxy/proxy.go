@@ -232,7 +232,7 @@ func (p *Proxy) serve(c net.Conn) {
 			return
 		}
 		var keep bool
-		if keep, up = p.forward(c, req, up); !keep {
+		if keep, up = p.forward(c, br, req, up); !keep {
 			return
 		}
 	}
@@ -460,8 +460,8 @@ func removeHop(h http.Header) (upgrade string) {
 }
 
 // forward sends an absolute-form request to its host and its response back. keep says whether the client
-// connection serves another request; up is the host connection to keep for it.
-func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool, _ *upstream) {
+// connection serves another request; up is the host connection to keep for it. br is what reads c.
+func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (keep bool, _ *upstream) {
 	host, port, status, err := target(req)
 	if err != nil {
 		p.reply(c, status, "", 0, err.Error())
@@ -512,6 +512,10 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 			if n := up.br.Buffered(); n > 0 {
 				b, _ := up.br.Peek(n)
 				_, err = c.Write(b)
+			}
+			if n := br.Buffered(); n > 0 && err == nil { // what the client sent right after its request
+				b, _ := br.Peek(n)
+				_, err = up.conn.Write(b)
 			}
 			if err == nil {
 				relay(c, up.conn)

@@ -483,12 +483,12 @@ func TestUpgrade(t *testing.T) {
 	port := originHTTP(t, upgrader)
 	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(port))})
 	c := dial(t, addr)
-	c.send("GET " + at(port, "/ws") + " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	// What the client says after the request, in the same write: the new protocol's first bytes.
+	c.send("GET " + at(port, "/ws") + " HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\nfirst\n")
 	resp, err := http.ReadResponse(c.br, &http.Request{Method: "GET"})
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != "echo" {
 		t.Fatalf("an upgrade: %v, %v", resp, err)
 	}
-	c.send("first\n")
 	for _, want := range []string{"hello\n", "FIRST\n"} {
 		if line, err := c.br.ReadString('\n'); line != want {
 			t.Fatalf("after the 101: %q, %v, want %q", line, err, want)
