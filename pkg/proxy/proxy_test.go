@@ -825,3 +825,78 @@ func TestClose(t *testing.T) {
 		t.Errorf("Close() again = %v", got)
 	}
 }
+
+// Past MaxConns client connections, the next one waits in the listen queue until one ends, then is served.
+func TestMaxConns(t *testing.T) {
+	echoBack := originRaw(t, func(c net.Conn) { io.Copy(c, c) })
+	connect := "CONNECT 127.0.0.1:" + strconv.Itoa(echoBack) + " HTTP/1.1\r\n\r\n"
+	p, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(echoBack))})
+	open := make([]*client, MaxConns)
+	for i := range open {
+		c := dial(t, addr)
+		c.send(connect)
+		if resp, _ := c.response("CONNECT"); resp.StatusCode != 200 {
+			t.Fatalf("tunnel %d: %s", i, resp.Status)
+		}
+		c.send("x")
+		if b, err := c.br.ReadByte(); b != 'x' {
+			t.Fatalf("tunnel %d: %q, %v", i, b, err)
+		}
+		open[i] = c
+	}
+	extra := dial(t, addr) // the kernel's listen queue takes it
+	extra.send(connect)
+	// Not served while the others are open: nothing to read for a while (a slow proxy would pass this
+	// wrongly, never fail it).
+	_ = extra.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	if b, err := extra.br.ReadByte(); !isTimeout(err) {
+		t.Fatalf("a connection past MaxConns served at once: %q, %v", b, err)
+	}
+	p.mu.Lock()
+	tracked := len(p.conns)
+	p.mu.Unlock()
+	if tracked != 2*MaxConns {
+		t.Errorf("%d connections open, want %d (each tunnel's two)", tracked, 2*MaxConns)
+	}
+	_ = extra.c.SetReadDeadline(time.Now().Add(stuck))
+	open[0].c.Close()
+	if resp, _ := extra.response("CONNECT"); resp.StatusCode != 200 {
+		t.Fatalf("the waiting connection, once one ended: %s", resp.Status)
+	}
+	extra.send("y")
+	if b, err := extra.br.ReadByte(); b != 'y' {
+		t.Fatalf("the waiting connection's tunnel: %q, %v", b, err)
+	}
+}
+
+// Past MaxDenied distinct refused host:ports, the rest are counted in one entry; the order is the first
+// refusals'.
+func TestMaxDenied(t *testing.T) {
+	p, addr := startProxy(t, Config{Allow: allowList(t, "allowed.example:80")})
+	refuse := func(host string) {
+		t.Helper()
+		c := dial(t, addr)
+		if resp, _ := c.get("http://" + host + "/"); resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("GET %s: %s", host, resp.Status)
+		}
+	}
+	host := func(i int) string { return "h" + strconv.Itoa(i) + ".example" }
+	for i := range MaxDenied + 5 {
+		refuse(host(i))
+	}
+	refuse(host(3))                // a listed one again: its count
+	refuse(host(MaxDenied + 1))    // an unlisted one again: the others' count
+	refuse(host(MaxDenied + 1000)) // a new one: the others' count
+	var want []Denial
+	for i := range MaxDenied {
+		want = append(want, Denial{host(i), 80, 1})
+	}
+	want[3].Count = 2
+	want = append(want, Denial{OtherHosts, 0, 7})
+	if got := p.Denied(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Denied() = %v,\nwant %v", got, want)
+	}
+	if got := p.Denied(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Denied() again = %v", got)
+	}
+}
