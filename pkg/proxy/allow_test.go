@@ -30,7 +30,7 @@ func TestParsePattern(t *testing.T) {
 		{"localhost:3000", Pattern{Host: "localhost", Port: 3000}, "localhost:3000"},
 		{"LOCALHOST.:3000", Pattern{Host: "localhost", Port: 3000}, "localhost:3000"},
 		{"0x.example:80", Pattern{Host: "0x.example", Port: 80}, "0x.example:80"}, // a label "0x" is a name
-		{"1.example:80", Pattern{Host: "1.example", Port: 80}, "1.example:80"},   // numeric labels, not the last
+		{"1.example:80", Pattern{Host: "1.example", Port: 80}, "1.example:80"},    // numeric labels, not the last
 		{label63 + ".example:80", Pattern{Host: label63 + ".example", Port: 80}, label63 + ".example:80"},
 		{name253 + ":80", Pattern{Host: name253, Port: 80}, name253 + ":80"},
 		{name253 + ".:80", Pattern{Host: name253, Port: 80}, name253 + ":80"},
@@ -243,8 +243,8 @@ func TestAllowListMatch(t *testing.T) {
 		port int
 		want string // "" for no match
 	}{
-		{"a.example.com", 443, "a.example.com:443"},   // the exact entry, though wildcards come first
-		{"x.a.example.com", 443, "*"}, // one of the two wildcards
+		{"a.example.com", 443, "a.example.com:443"}, // the exact entry, though wildcards come first
+		{"x.a.example.com", 443, "*"},               // one of the two wildcards
 		{"b.example.com", 443, "*.example.com:443"},
 		{"b.example.com", 80, "b.example.com:80"},
 		{"c.example.com", 80, ""},
