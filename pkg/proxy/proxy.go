@@ -345,6 +345,10 @@ func (p *Proxy) reach(host string, port int) (net.Conn, int, string) {
 // own services or a cloud's metadata service).
 func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
+		if a.IsUnspecified() { // no entry ParsePattern makes lets it through, but an AllowList made by hand may
+			return nil, fmt.Errorf("%w: an unspecified address is never dialled (it reaches the host's loopback)",
+				errNotReached)
+		}
 		return []netip.Addr{a}, nil
 	}
 	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)

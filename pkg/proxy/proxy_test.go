@@ -900,3 +900,23 @@ func TestMaxDenied(t *testing.T) {
 		t.Errorf("Denied() again = %v", got)
 	}
 }
+
+// An unspecified address is never dialled, even when an AllowList made by hand (not by ParsePattern, which
+// refuses it) names it: on Linux it reaches the host's loopback.
+func TestUnspecifiedLiteralNeverDialled(t *testing.T) {
+	port := originHTTP(t, echo)
+	d := &dialLog{}
+	p, addr := startProxy(t, Config{Allow: AllowList{{Host: "0.0.0.0", Port: port}, {Host: "::", Port: port}}, Dial: d.dial})
+	for _, host := range []string{"0.0.0.0", "[::]", "[::ffff:0.0.0.0]"} {
+		c := dial(t, addr)
+		if resp, body := c.get("http://" + host + ":" + strconv.Itoa(port) + "/"); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("GET %s: %s %q", host, resp.Status, body)
+		}
+	}
+	if got := d.take(); got != nil {
+		t.Errorf("dialled %v", got)
+	}
+	if got := p.Denied(); len(got) != 2 || got[0].Host != "0.0.0.0" || got[0].Count != 2 || got[1].Host != "::" {
+		t.Errorf("Denied() = %v", got)
+	}
+}
