@@ -12,7 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Resolver resolves a name to its addresses (net.Resolver's LookupNetIP).
@@ -438,6 +441,31 @@ func (u *upstream) close(p *Proxy) {
 	}
 }
 
+// reusable says whether the host may take another request on u: it has neither closed u nor sent anything
+// since its last response. A host closes a kept connection when its own keep-alive time runs out, without a
+// word: a request sent on it would get no answer (a 502) where a new connection serves it.
+func (u *upstream) reusable() bool {
+	if u.br.Buffered() > 0 {
+		return false
+	}
+	sc, ok := u.conn.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	open := false
+	err = raw.Read(func(fd uintptr) bool { // a look that does not wait, and takes nothing
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		open = errors.Is(err, unix.EAGAIN) // nothing to read: no bytes, no end
+		return true
+	})
+	return err == nil && open
+}
+
 // hopHeaders are the headers of one connection, not forwarded (RFC 9110 §7.6.1), with the ones a client
 // sends its proxy.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
@@ -471,7 +499,7 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 		p.reply(c, status, "", 0, err.Error())
 		return false, up
 	}
-	if up == nil || up.host != host || up.port != port {
+	if up == nil || up.host != host || up.port != port || !up.reusable() {
 		up.close(p)
 		conn, status, why := p.reach(host, port)
 		if conn == nil {

@@ -920,3 +920,53 @@ func TestUnspecifiedLiteralNeverDialled(t *testing.T) {
 		t.Errorf("Denied() = %v", got)
 	}
 }
+
+// A host that closes its connection after a response, without saying so (its keep-alive time ran out): the
+// next request on the client's connection goes on a new one, not to the closed one (a 502).
+func TestKeptConnectionClosedByHost(t *testing.T) {
+	closed := make(chan string, 4)
+	oneShot := originRaw(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(req.URL.Path))+"\r\n\r\n"+req.URL.Path)
+		c.Close()
+		closed <- req.URL.Path
+	})
+	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(oneShot))})
+	c := dial(t, addr)
+	for _, path := range []string{"/1", "/2", "/3"} {
+		resp, body := c.get(at(oneShot, path))
+		if resp.StatusCode != 200 || body != path {
+			t.Fatalf("GET %s: %s %q", path, resp.Status, body)
+		}
+		<-closed // the host has closed it before the next request
+	}
+}
+
+// A host that sends what nobody asked for after a response (here a second response): the connection is not
+// used again, or the next request would get that as its answer.
+func TestKeptConnectionWithUnaskedBytes(t *testing.T) {
+	sent := make(chan bool, 4)
+	chatty := originRaw(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(req.URL.Path))+"\r\n\r\n"+req.URL.Path)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+			sent <- true
+		}
+	})
+	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(chatty))})
+	c := dial(t, addr)
+	for _, path := range []string{"/1", "/2", "/3"} {
+		if resp, body := c.get(at(chatty, path)); resp.StatusCode != 200 || body != path {
+			t.Fatalf("GET %s: %s %q", path, resp.Status, body)
+		}
+		<-sent
+	}
+}
