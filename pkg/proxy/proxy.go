@@ -558,6 +558,9 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	}
 	removeHop(resp.Header)
 	resp.Close = resp.Close || req.Close
+	if !req.ProtoAtLeast(1, 1) && len(resp.TransferEncoding) > 0 { // an HTTP/1.0 client knows no chunks
+		resp.TransferEncoding, resp.Close = nil, true // the body ends with the connection
+	}
 	err = resp.Write(c)
 	resp.Body.Close()
 	var werr error

@@ -970,3 +970,30 @@ func TestKeptConnectionWithUnaskedBytes(t *testing.T) {
 		<-sent
 	}
 }
+
+// An HTTP/1.0 client knows no chunked bodies: a host's chunked response reaches it as a body that ends
+// with the connection.
+func TestHTTP10Client(t *testing.T) {
+	port := originHTTP(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part one, ")
+		w.(http.Flusher).Flush() // no length known: chunked
+		io.WriteString(w, "part two")
+	})
+	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(port))})
+	c := dial(t, addr)
+	c.send("GET " + at(port, "/") + " HTTP/1.0\r\n\r\n")
+	b, err := io.ReadAll(c.br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, body, _ := strings.Cut(string(b), "\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 200 OK\r\n") || strings.Contains(strings.ToLower(head), "transfer-encoding") ||
+		body != "part one, part two" {
+		t.Errorf("to an HTTP/1.0 client: %q", b)
+	}
+	c = dial(t, addr) // to an HTTP/1.1 one, the chunks go as they came
+	resp, body := c.get(at(port, "/"))
+	if len(resp.TransferEncoding) != 1 || body != "part one, part two" || resp.Close {
+		t.Errorf("to an HTTP/1.1 client: %v %q close=%v", resp.TransferEncoding, body, resp.Close)
+	}
+}
