@@ -379,6 +379,14 @@ func TestKeepAlive(t *testing.T) {
 	if remotes[0] != remotes[1] || remotes[1] == remotes[3] {
 		t.Errorf("the hosts saw the proxy from %v: the connection to a host is kept while the requests go to it", remotes)
 	}
+	// Pipelined: the second request is sent before the first's answer.
+	c.send("GET " + at(a, "/p1") + " HTTP/1.1\r\nHost: x\r\n\r\nGET http://localhost:" + strconv.Itoa(b) +
+		"/p2 HTTP/1.1\r\nHost: x\r\n\r\n")
+	for _, want := range []string{"/p1", "/p2"} {
+		if resp, _ := c.response("GET"); resp.StatusCode != 200 || resp.Header.Get("X-Uri") != want {
+			t.Errorf("pipelined %s: %s %s", want, resp.Status, resp.Header.Get("X-Uri"))
+		}
+	}
 	resp, _ := c.get(at(denied, "/5"))
 	if resp.StatusCode != http.StatusForbidden || !c.ends() {
 		t.Errorf("a refused request on a kept connection: %s", resp.Status)
@@ -429,10 +437,17 @@ func TestBodies(t *testing.T) {
 // Expect: 100-continue: the client waits for the 100 before it sends the body, as curl does for a large one.
 func TestExpectContinue(t *testing.T) {
 	port := originHTTP(t, echo)
+	hints := originHTTP(t, func(w http.ResponseWriter, r *http.Request) { // an interim response of its own
+		w.Header().Set("Link", "</style.css>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Link")
+		echo(w, r)
+	})
 	refuses := originHTTP(t, func(w http.ResponseWriter, r *http.Request) { // answers without reading the body
 		http.Error(w, "too large", http.StatusRequestEntityTooLarge)
 	})
-	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(port), "127.0.0.1:"+strconv.Itoa(refuses))})
+	_, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(port), "127.0.0.1:"+strconv.Itoa(refuses),
+		"127.0.0.1:"+strconv.Itoa(hints))})
 	c := dial(t, addr)
 	for i := range 2 {
 		c.send("POST " + at(port, "/") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
@@ -448,6 +463,13 @@ func TestExpectContinue(t *testing.T) {
 		if resp, body := c.response("POST"); resp.StatusCode != 200 || body != "echo:body" {
 			t.Errorf("request %d: %s %q", i, resp.Status, body)
 		}
+	}
+	c.send("POST " + at(hints, "/") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nbody")
+	if resp, _ := c.response("POST"); resp.StatusCode != http.StatusEarlyHints || resp.Header.Get("Link") == "" {
+		t.Errorf("an interim response: %s %v", resp.Status, resp.Header)
+	}
+	if resp, body := c.response("POST"); resp.StatusCode != 200 || body != "echo:body" {
+		t.Errorf("after an interim response: %s %q", resp.Status, body)
 	}
 	// A host that answers at once: the client gets its answer, and no body is needed.
 	c.send("POST " + at(refuses, "/") + " HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n")
