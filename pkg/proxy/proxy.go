@@ -243,7 +243,7 @@ func (p *Proxy) serve(c net.Conn) {
 			return
 		}
 		var keep bool
-		if keep, up = p.forward(c, req, up); !keep {
+		if keep, up = p.forward(c, br, req, up); !keep {
 			return
 		}
 	}
@@ -356,6 +356,10 @@ func (p *Proxy) reach(host string, port int) (net.Conn, int, string) {
 // own services or a cloud's metadata service).
 func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
+		if a.IsUnspecified() { // no entry ParsePattern makes lets it through, but an AllowList made by hand may
+			return nil, fmt.Errorf("%w: an unspecified address is never dialled (it reaches the host's loopback)",
+				errNotReached)
+		}
 		return []netip.Addr{a}, nil
 	}
 	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
@@ -471,8 +475,8 @@ func removeHop(h http.Header) (upgrade string) {
 }
 
 // forward sends an absolute-form request to its host and its response back. keep says whether the client
-// connection serves another request; up is the host connection to keep for it.
-func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool, _ *upstream) {
+// connection serves another request; up is the host connection to keep for it. br is what reads c.
+func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (keep bool, _ *upstream) {
 	host, port, status, err := target(req)
 	if err != nil {
 		p.reply(c, status, "", 0, err.Error())
@@ -538,6 +542,10 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 				b, _ := up.br.Peek(n)
 				_, err = c.Write(b)
 			}
+			if n := br.Buffered(); n > 0 && err == nil { // what the client sent right after its request
+				b, _ := br.Peek(n)
+				_, err = up.conn.Write(b)
+			}
 			if err == nil {
 				relay(c, up.conn)
 			}
@@ -547,6 +555,9 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 	}
 	removeHop(resp.Header)
 	resp.Close = resp.Close || req.Close
+	if !req.ProtoAtLeast(1, 1) && len(resp.TransferEncoding) > 0 { // an HTTP/1.0 client knows no chunks
+		resp.TransferEncoding, resp.Close = nil, true // the body ends with the connection
+	}
 	err = resp.Write(c)
 	resp.Body.Close()
 	var werr error
