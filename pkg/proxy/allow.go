@@ -28,6 +28,9 @@ func ParsePattern(s string) (Pattern, error) {
 	bad := func(why string) (Pattern, error) {
 		return Pattern{}, fmt.Errorf("%q: %s", s, why)
 	}
+	if strings.Contains(s, "://") || strings.Contains(s, "/") {
+		return bad("want HOST:PORT, not a URL (github.com:443 for https://github.com/…)")
+	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 {
 		return bad("want HOST:PORT (github.com:443, *.npmjs.org:443, 127.0.0.1:5432, [::1]:8080)")
@@ -154,7 +157,9 @@ func (l AllowList) Match(host string, port int) (Pattern, bool) {
 			if !p.Wildcard {
 				return p, true
 			}
-			found, ok = p, true
+			if !ok {
+				found, ok = p, true
+			}
 		}
 	}
 	return found, ok

@@ -106,10 +106,10 @@ func TestParsePattern(t *testing.T) {
 		{"exa mple.com:80", "not a letter"},
 		{" example.com:80", "not a letter"},
 		{"example.com :80", "not a letter"},
-		{"http://x:80", "brackets"},
+		{"http://x:80", "not a URL"},
 		{"user@x:80", "not a letter"},
 		{"ex\u00e4mple.com:80", "not a letter"},
-		{"x/y:80", "not a letter"},
+		{"x/y:80", "not a URL"},
 	}
 	for _, c := range invalid {
 		p, err := ParsePattern(c.in)

@@ -353,7 +353,7 @@ func (p *Proxy) reach(host string, port int) (net.Conn, int, string) {
 // addresses is what host may be dialled at: an address itself, or what the name resolves to, but never an
 // unspecified address (it reaches the host's loopback), and for a name only a wildcard entry allows, no
 // loopback or link-local address (a wildcard over names someone else controls must not lead to the host's
-// own services or a cloud's metadata service).
+// own services or a cloud's metadata service; ownOrMetadata).
 func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.IsUnspecified() { // no entry ParsePattern makes lets it through, but an AllowList made by hand may
@@ -369,7 +369,7 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 	var out, refused []netip.Addr
 	for _, a := range resolved {
 		a = a.Unmap()
-		if a.IsUnspecified() || by.Wildcard && (a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast()) {
+		if a.IsUnspecified() || by.Wildcard && ownOrMetadata(a) {
 			refused = append(refused, a)
 			continue
 		}
@@ -383,6 +383,20 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 			"itself) may reach, not %s", errNotReached, refused[0], by)
 	}
 	return nil, fmt.Errorf("no address for %s", host)
+}
+
+// metadataAddrs are cloud metadata services outside the link-local range (AWS's IPv6 one, Alibaba's).
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200")}
+
+// ownOrMetadata says whether a is the machine's own (loopback), link-local (169.254.169.254 among them), or
+// a cloud's metadata service: what a name only a wildcard allows may not lead to.
+func ownOrMetadata(a netip.Addr) bool {
+	for _, m := range metadataAddrs {
+		if a == m {
+			return true
+		}
+	}
+	return a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast()
 }
 
 // tunnel answers a CONNECT: the connection becomes a tunnel to the host, both ways, until either side ends.
