@@ -89,6 +89,7 @@ func scriptParams(dir string) testscript.Params {
 			"signal":    cmdSignal,
 			"pty":       cmdPty,
 			"poll":      cmdPoll,
+			"await":     cmdAwait,
 		},
 	}
 }
@@ -407,6 +408,25 @@ func cmdPoll(ts *testscript.TestScript, neg bool, args []string) {
 		status, _ := lookup(doc, "details.status")
 		if status != "running" || time.Now().After(deadline) {
 			ts.Fatalf("poll: task %s (%v): %s never matched %q; last:\n%s", id, status, path, args[2], got)
+		}
+	}
+}
+
+// await VAR FILE waits (up to 20 s) until FILE holds a whole line and sets VAR to it: a server started in
+// the background writes the port it listens on there once it listens, so the script learns both that it is
+// ready and where. A condition polled, not a sleep.
+func cmdAwait(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: await VAR FILE")
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(ts.MkAbs(args[1]))
+		if line, ok := strings.CutSuffix(string(b), "\n"); err == nil && ok && !strings.Contains(line, "\n") {
+			ts.Setenv(args[0], line)
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("await: %s holds no line after 20 s (%q, %v)", args[1], b, err)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // flagKeys maps a flag to the config key it sets (reference §2: flags bind to keys).
@@ -96,6 +97,12 @@ func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}
+	}
+	// Hosts from the file or the environment wait for a command with the proxy; from a flag, they were
+	// meant for this one.
+	if f := c.Flags().Lookup("sandbox-allow-host"); f != nil && f.Changed && cfg.Sandbox.Network != sandbox.NetworkProxy {
+		return config.Config{}, warnings, usageError{err: errors.New("--sandbox-allow-host: only network: proxy " +
+			"uses it (add --sandbox-network proxy, or set sandbox.network: proxy)"), cmd: c.CommandPath()}
 	}
 	if !cfg.Sandbox.Policy().On() {
 		// A sandbox flag without a mode would run the command unconfined without a word.

@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +49,22 @@ func TestSandboxFlags(t *testing.T) {
 		if _, usage := errors.AsType[usageError](err); !usage || !strings.HasPrefix(err.Error(), tc.args[0]+": ") {
 			t.Errorf("%q: err = %v, want a usage error naming the flag", tc.args, err)
 		}
+	}
+	// Hosts from the file wait for a command with the proxy: a flag that sets it uses them, one that sets the
+	// network off has none. From a flag, hosts without the proxy are a usage error.
+	path = writeConfig(t, "sandbox:\n  allowHosts: [github.com:443]\n")
+	cfg, _, err = loadRun(t, nil, "--config", path, "--sandbox", "workspace-write", "--sandbox-network", "proxy")
+	if p := cfg.Sandbox.Policy(); err != nil || !slices.Equal(p.AllowHosts, []string{"github.com:443"}) {
+		t.Errorf("file hosts, flag proxy: %+v, %v", p, err)
+	}
+	path = writeConfig(t, "sandbox:\n  network: proxy\n  allowHosts: [github.com:443]\n")
+	cfg, _, err = loadRun(t, nil, "--config", path, "--sandbox", "workspace-write", "--sandbox-network", "off")
+	if p := cfg.Sandbox.Policy(); err != nil || p.AllowHosts != nil || p.Network != sandbox.NetworkOff {
+		t.Errorf("file proxy, flag off: %+v, %v", p, err)
+	}
+	_, _, err = loadRun(t, nil, "--config", path, "--sandbox", "workspace-write", "--sandbox-network", "on", "--sandbox-allow-host", "a:1")
+	if _, usage := errors.AsType[usageError](err); !usage || !strings.HasPrefix(err.Error(), "--sandbox-allow-host: only network: proxy uses it") {
+		t.Errorf("flag hosts, flag on: %v", err)
 	}
 	// The same values from the file are config errors naming the file and the key.
 	path = writeConfig(t, "sandbox:\n  network: proxy\n  allowHosts: [github.com]\n")

@@ -67,10 +67,16 @@ type Sandbox struct {
 	AllowHosts CommaList `mapstructure:"allowHosts"`
 }
 
-// Policy is s as the sandbox's policy.
+// Policy is s as the sandbox's policy. The allowed hosts are network proxy's: with another network it has
+// none, so a list in the config file or the environment waits for the commands that turn the proxy on
+// (--sandbox-network proxy), and one turning it off is not refused for the list.
 func (s Sandbox) Policy() sandbox.Policy {
-	return sandbox.Policy{Mode: s.Mode, Network: s.Network, Writable: slices.Clone(s.Writable),
-		DenyRead: slices.Clone(s.DenyRead), CacheDirs: slices.Clone(s.CacheDirs), AllowHosts: slices.Clone(s.AllowHosts)}
+	p := sandbox.Policy{Mode: s.Mode, Network: s.Network, Writable: slices.Clone(s.Writable),
+		DenyRead: slices.Clone(s.DenyRead), CacheDirs: slices.Clone(s.CacheDirs)}
+	if s.Network == sandbox.NetworkProxy {
+		p.AllowHosts = slices.Clone(s.AllowHosts)
+	}
+	return p
 }
 
 // CommaList is a list whose environment form is split at commas only, not at blanks: its items are paths
@@ -237,7 +243,11 @@ func (c Config) Validate() error {
 			return bad("shell.env", "invalid variable name %q", k)
 		}
 	}
-	return sandboxError(c.Sandbox.Policy().Check())
+	err := c.Sandbox.Policy().Check()
+	if err == nil { // every host entry is checked where it is written, whatever the network
+		err = sandbox.Policy{Network: sandbox.NetworkProxy, AllowHosts: c.Sandbox.AllowHosts}.Check()
+	}
+	return sandboxError(err)
 }
 
 // sandboxError is the first of the sandbox policy's errors (each "sandbox.KEY: what is wrong") as a

@@ -31,7 +31,7 @@ func TestValidate(t *testing.T) {
 		"mcp.maxBytes":       func(c *Config) { c.MCP.MaxBytes = 0 },
 		"sandbox.mode":       func(c *Config) { c.Sandbox.Mode = "strict" },
 		"sandbox.network":    func(c *Config) { c.Sandbox.Network = "wifi" },
-		"sandbox.allowHosts": func(c *Config) { c.Sandbox.AllowHosts = CommaList{"github.com:443"} },
+		"sandbox.allowHosts": func(c *Config) { c.Sandbox.AllowHosts = CommaList{"github.com"} }, // whatever the network
 	} {
 		c := Default()
 		mutate(&c)
@@ -151,13 +151,26 @@ func TestSandboxKeys(t *testing.T) {
 		t.Errorf("environment settings\n%#v\nwant\n%#v", got, want)
 	}
 	for env, msg := range map[string]string{
-		"AGENTBASH_SANDBOX_MODE=strict":    `AGENTBASH_SANDBOX_MODE: want off, workspace-write or read-only, got "strict"`,
-		"AGENTBASH_SANDBOX_NETWORK=maybe":  `AGENTBASH_SANDBOX_NETWORK: want off, proxy or on, got "maybe"`,
-		"AGENTBASH_SANDBOX_ALLOWHOSTS=a:1": "AGENTBASH_SANDBOX_ALLOWHOSTS: only network: proxy uses it",
+		"AGENTBASH_SANDBOX_MODE=strict":   `AGENTBASH_SANDBOX_MODE: want off, workspace-write or read-only, got "strict"`,
+		"AGENTBASH_SANDBOX_NETWORK=maybe": `AGENTBASH_SANDBOX_NETWORK: want off, proxy or on, got "maybe"`,
+		"AGENTBASH_SANDBOX_ALLOWHOSTS=a":  `AGENTBASH_SANDBOX_ALLOWHOSTS: "a": want HOST:PORT`,
 	} {
 		if _, _, err := Environ([]string{env}); err == nil || !strings.HasPrefix(err.Error(), msg) {
 			t.Errorf("%s: err = %v, want %q…", env, err, msg)
 		}
+	}
+	// A list without network proxy waits for a command that sets it (a flag, a later source): the policy
+	// has the hosts only with the proxy.
+	if _, _, err := Environ([]string{"AGENTBASH_SANDBOX_ALLOWHOSTS=a:1"}); err != nil {
+		t.Errorf("allowHosts alone: %v", err)
+	}
+	hosts := Sandbox{Mode: sandbox.ModeWorkspaceWrite, AllowHosts: CommaList{"a:1"}}
+	if p := hosts.Policy(); p.AllowHosts != nil || p.Check() != nil {
+		t.Errorf("network off: %+v", p)
+	}
+	hosts.Network = sandbox.NetworkProxy
+	if p := hosts.Policy(); !slices.Equal(p.AllowHosts, []string{"a:1"}) || p.Check() != nil {
+		t.Errorf("network proxy: %+v", p)
 	}
 	f := writeFile(t, "sandbox:\n  mode: workspace-write\n  network: on\n  denyRead: []\n  writable: [~/a b]\n")
 	got, err = f.Settings()

@@ -309,7 +309,8 @@ func socketDirs(runtimeDir string) []string {
 // writable set (a path named in a "Permission denied", "Read-only file system", "Operation not permitted"
 // or "Device or resource busy" line, relative ones taken from the working directory), into a path kept
 // read-only (.git/hooks, .git/config, agentbash's own directories), any write in read-only mode, or, with the
-// network off, a name that did not resolve or a host that was not reached.
+// network off, a name that did not resolve or a host that was not reached (with the proxy, one not reached
+// around it).
 func (c Confinement) Hint(output string) string {
 	lower := strings.ToLower(output)
 	for orig := range strings.Lines(output) {
@@ -334,24 +335,26 @@ func (c Confinement) Hint(output string) string {
 			}
 		}
 	}
-	if c.Network == NetworkOn {
-		return ""
-	}
-	for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
-		"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
-		"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
-		if !strings.Contains(lower, sign) {
-			continue
+	// With the proxy, a connection or a name that failed on its own (not a proxy's answer, which says what
+	// it refused) is a program that went around it.
+	if c.Network == NetworkOff || c.Network == NetworkProxy && !strings.Contains(lower, "agentbash sandbox proxy:") {
+		for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
+			"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
+			"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
+			if !strings.Contains(lower, sign) {
+				continue
+			}
+			if c.Network == NetworkProxy {
+				return "the sandbox reaches the hosts of sandbox.allowHosts only through agentbash's proxy " +
+					"(HTTP_PROXY, HTTPS_PROXY): a direct connection reaches nothing but the command's own loopback, " +
+					"and no name resolves; a program that ignores the proxy, or bypasses it for loopback (Go's HTTP " +
+					"client, database clients, ssh), must run with --sandbox-network on, which the user who starts " +
+					"agentbash sets"
+			}
+			return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
+				"name resolves; a command that needs the network must run with --sandbox-network on (or proxy with " +
+				"--sandbox-allow-host HOST:PORT), which the user who starts agentbash sets"
 		}
-		if c.Network == NetworkProxy {
-			return "the sandbox reaches the network only through its proxy, over HTTP(S) to sandbox.allowHosts, for " +
-				"programs that use HTTP_PROXY and HTTPS_PROXY; a direct connection (ssh, a database client, Go's HTTP " +
-				"client to a loopback address) reaches only the command's own loopback, and no name resolves " +
-				"inside; such a command needs --sandbox-network on, which the user who starts agentbash sets"
-		}
-		return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
-			"name resolves; a command that needs the network must run with --sandbox-network on (or proxy with " +
-			"--sandbox-allow-host HOST:PORT), which the user who starts agentbash sets"
 	}
 	return ""
 }

@@ -106,6 +106,8 @@ func TestCarve(t *testing.T) {
 func TestHint(t *testing.T) {
 	ws := Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOff, Enforced: []Mechanism{UserNS}, Dir: "/w/sub",
 		Writable: []string{"/w"}, ReadOnly: []string{"/w/.git/config"}}
+	proxied := ws
+	proxied.Network = NetworkProxy
 	for _, tc := range []struct {
 		c      Confinement
 		output string
@@ -121,6 +123,11 @@ func TestHint(t *testing.T) {
 		{Confinement{Mode: ModeReadOnly, Dir: "/w"}, "touch: cannot touch 'x': Read-only file system", "the sandbox is read-only"},
 		{Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOn, Dir: "/w", Writable: []string{"/w"}},
 			"curl: (6) Could not resolve host: example.com", ""},
+		// With the proxy: a connection around it, not the proxy's own answer (it names what it refused).
+		{proxied, "curl: (7) Failed to connect to 127.0.0.1 port 5432 after 0 ms: Couldn't connect to server", "only through agentbash's proxy"},
+		{proxied, `Get "http://127.0.0.1:8080/": dial tcp 127.0.0.1:8080: connect: connection refused`, "Go's HTTP client"},
+		{proxied, "agentbash sandbox proxy: cannot connect to 127.0.0.1:8080: dial tcp 127.0.0.1:8080: connect: connection refused", ""},
+		{proxied, "curl: (56) CONNECT tunnel failed, response 403", ""},
 	} {
 		got := tc.c.Hint(tc.output)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

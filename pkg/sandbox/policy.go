@@ -171,6 +171,10 @@ func Tighten(floor, req Policy) (Policy, error) {
 			}
 		}
 		out.AllowHosts = req.AllowHosts
+	} else if orNet(out.Network) != NetworkProxy {
+		// The floor's hosts are its proxy's: a request that turns the proxy off (network off) has none, and
+		// would otherwise be refused for an allowHosts it never gave.
+		out.AllowHosts = nil
 	}
 	return out, errors.Join(errs...)
 }

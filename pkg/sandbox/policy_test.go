@@ -58,6 +58,23 @@ func TestTighten(t *testing.T) {
 	if _, err := Tighten(strict, Policy{Network: NetworkOn}); err == nil || !strings.Contains(err.Error(), "sandbox.network on") {
 		t.Errorf("network on under off: %v", err)
 	}
+	// Under a proxy floor: fewer hosts, or the network off without the floor's hosts (they are its proxy's).
+	proxied := Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"*.example.com:443", "127.0.0.1:8080"}}
+	if got, err := Tighten(proxied, Policy{Network: NetworkOff}); err != nil || got.AllowHosts != nil || got.Check() != nil {
+		t.Errorf("network off under proxy: %+v %v %v", got, err, got.Check())
+	}
+	if got, err := Tighten(proxied, Policy{Mode: ModeReadOnly}); err != nil || len(got.AllowHosts) != 2 || got.Check() != nil {
+		t.Errorf("read-only under proxy keeps the floor's hosts: %+v %v", got, err)
+	}
+	if got, err := Tighten(proxied, Policy{AllowHosts: []string{"api.example.com:443"}}); err != nil || !slices.Equal(got.AllowHosts, []string{"api.example.com:443"}) {
+		t.Errorf("fewer hosts: %+v %v", got, err)
+	}
+	if _, err := Tighten(proxied, Policy{AllowHosts: []string{"example.com:443"}}); err == nil || !strings.Contains(err.Error(), "sandbox.allowHosts: example.com:443 is not allowed") {
+		t.Errorf("a host the floor does not allow: %v", err)
+	}
+	if got, err := Tighten(proxied, Policy{Network: NetworkOff, AllowHosts: []string{"api.example.com:443"}}); err != nil || got.Check() == nil {
+		t.Errorf("hosts the request gives with network off are its own error: %+v %v", got, err)
+	}
 	if got, err := Tighten(Policy{}, Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}); err != nil || got.Mode != ModeWorkspaceWrite {
 		t.Errorf("an unsandboxed server takes any sandbox: %+v %v", got, err)
 	}

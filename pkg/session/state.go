@@ -683,7 +683,7 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	}
 	if l.stricter {
 		return "", false, fmt.Sprintf(StricterWarning, l.Name, l.sandbox.Mode, cmp.Or(l.sandbox.Network, sandbox.NetworkOff),
-			l.state.Sandbox.Mode), nil
+			l.state.Sandbox.Mode, cmp.Or(l.state.Sandbox.Network, sandbox.NetworkOff)), nil
 	}
 	data, err := os.ReadFile(l.dump)
 	if err != nil {
@@ -716,9 +716,9 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 }
 
 // StricterWarning is the warning of a command that ran in a sandboxed session under a stricter sandbox than
-// the session's (%s: the session's name, the command's mode and network, the session's mode).
+// the session's (%s: the session's name, the command's mode and network, the session's mode and network).
 const StricterWarning = "session %s: this command ran under a stricter sandbox (%s, network %s) than the " +
-	"session's (%s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
+	"session's (%s, network %s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
 // the session's state (%s: the session's name).
