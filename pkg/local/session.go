@@ -85,7 +85,7 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	if p.spec.Sandbox != nil {
 		workspace = p.spec.Sandbox.Workspace
 	}
-	if err := lease.RunsUnder(req.Resolved.Sandbox, workspace); err != nil {
+	if err := lease.RunsUnder(req.Resolved.Sandbox, req.Resolved.SandboxFloor, workspace); err != nil {
 		lease.Release()
 		p.in.Err, p.done, p.in.Sandbox = err, true, nil // nothing ran: nothing was confined
 		return p, nil

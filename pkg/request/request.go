@@ -127,6 +127,10 @@ type Resolved struct {
 	// Sandbox is the policy the command runs under, the server's tightened by the request's, paths as written
 	// (the place resolves them: `~` is its home); nil when the command is not sandboxed.
 	Sandbox *sandbox.Policy `json:"sandbox,omitempty"`
+	// SandboxFloor is the server's own sandbox when the request tightened it (nil otherwise): what the
+	// request could have run under anyway. A session's first command confined more than it keeps no state
+	// (session.Lease.RunsUnder).
+	SandboxFloor *sandbox.Policy `json:"sandboxFloor,omitempty"`
 	// Workspace bounds where a workspace-write command's working directory is writable as its workspace:
 	// "" for no bound (a command line's --cwd is its workspace); a server's requests get where the server
 	// starts them ("." is the place's current directory), so a request's cwd outside it is not writable and a
@@ -267,7 +271,7 @@ func (c Command) Clone() Command {
 		if r.Task != nil {
 			r.Task = new(*r.Task)
 		}
-		r.Sandbox = r.Sandbox.Clone()
+		r.Sandbox, r.SandboxFloor = r.Sandbox.Clone(), r.SandboxFloor.Clone()
 		if r.Interactive != nil {
 			r.Interactive = new(*r.Interactive)
 		}

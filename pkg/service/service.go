@@ -328,6 +328,9 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 		r.Env = append(r.Env, k+"="+c.Env[k])
 	}
 	r.Sandbox, r.Refused = s.sandbox(c.Sandbox)
+	if c.Sandbox != nil && r.Sandbox != nil && s.c.Sandbox.On() {
+		r.SandboxFloor = s.c.Sandbox.Clone()
+	}
 	if r.Interactive = c.Interactive(); r.Interactive != nil && !r.Interactive.TTY && t == nil && r.Refused == "" {
 		r.Refused = texts.StdinPipeNeedsTask
 	}

@@ -324,6 +324,8 @@ type Lease struct {
 	sandbox   *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
 	workspace string          // its sandboxed workspace, recorded with it
 	stricter  bool            // confined more than the session: its state is not kept (RunsUnder)
+	than      *sandbox.Policy // what it is confined more than: the session's, or its server's
+
 	released  bool
 }
 

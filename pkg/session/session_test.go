@@ -652,7 +652,7 @@ func TestRunsUnder(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer l.Release()
-		if err := l.RunsUnder(p, ""); err != nil {
+		if err := l.RunsUnder(p, nil, ""); err != nil {
 			return err
 		}
 		path, err := l.Prelude(Prelude{Capture: true})
@@ -692,5 +692,48 @@ func TestRunsUnder(t *testing.T) {
 	}
 	if err := keep(ws); err != nil {
 		t.Errorf("workspace-write after a read-only command: %v", err)
+	}
+}
+
+// A session's first command, confined more than the server it came through (a request that narrowed the
+// server's sandbox), runs without its changes kept: the session is not locked to that command's sandbox,
+// and the server's own policy still runs in it.
+func TestRunsUnderFloor(t *testing.T) {
+	s := newStore(t)
+	floor := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkProxy, AllowHosts: []string{"*.example.com:443"}}
+	narrow := floor.Clone()
+	narrow.AllowHosts = []string{"api.example.com:443"}
+	run := func(p, f *sandbox.Policy) (kept bool, warning string) {
+		l, err := s.Acquire(context.Background(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Release()
+		if err := l.RunsUnder(p, f, ""); err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		path, err := l.Prelude(Prelude{Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "-c", "true")
+		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+		_, kept, warning, err = l.Commit(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kept, warning
+	}
+	if kept, warning := run(narrow, floor); kept || !strings.Contains(warning, "than its server's (workspace-write, network proxy)") {
+		t.Errorf("the first, narrowed command: kept %v, %q", kept, warning)
+	}
+	if kept, warning := run(floor, nil); !kept || warning != "" {
+		t.Errorf("the server's own policy after it: kept %v, %q", kept, warning)
+	}
+	if kept, _ := run(narrow, floor); kept {
+		t.Error("a narrowed command's changes were kept")
 	}
 }

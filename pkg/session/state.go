@@ -682,8 +682,12 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		return "", false, "", nil
 	}
 	if l.stricter {
+		whose := "the session's"
+		if l.state == nil || l.state.Sandbox == nil {
+			whose = "its server's" // the session's first command, narrowed by its request
+		}
 		return "", false, fmt.Sprintf(StricterWarning, l.Name, l.sandbox.Mode, cmp.Or(l.sandbox.Network, sandbox.NetworkOff),
-			l.state.Sandbox.Mode, cmp.Or(l.state.Sandbox.Network, sandbox.NetworkOff)), nil
+			whose, l.than.Mode, cmp.Or(l.than.Network, sandbox.NetworkOff)), nil
 	}
 	data, err := os.ReadFile(l.dump)
 	if err != nil {
@@ -716,9 +720,10 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 }
 
 // StricterWarning is the warning of a command that ran in a sandboxed session under a stricter sandbox than
-// the session's (%s: the session's name, the command's mode and network, the session's mode and network).
-const StricterWarning = "session %s: this command ran under a stricter sandbox (%s, network %s) than the " +
-	"session's (%s, network %s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
+// the session's, or as a session's first command than its server's (%s: the session's name, the command's
+// mode and network, whose, their mode and network).
+const StricterWarning = "session %s: this command ran under a stricter sandbox (%s, network %s) than " +
+	"%s (%s, network %s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
 // the session's state (%s: the session's name).
@@ -730,13 +735,20 @@ const NotSavedWarning = "session %s: the state was not saved: the shell ended wi
 // at least as much (reference §13), so what a sandboxed command defined never runs unconfined. The error is
 // the refusal's text. On success policy is what Commit records (it is at least as strict as the recorded),
 // with workspace, the command's sandboxed workspace ("" for none), unless the session has one already.
-func (l *Lease) RunsUnder(policy *sandbox.Policy, workspace string) error {
+// floor, when set, is the sandbox of the server the command came through, which the request tightened: a
+// session's first command confined more than its server runs, but its changes are not kept, as for a
+// command confined more than the session (else one request that narrowed its hosts would lock an MCP
+// connection's session out of its server's own policy).
+func (l *Lease) RunsUnder(policy, floor *sandbox.Policy, workspace string) error {
 	var recorded *sandbox.Policy
 	if l.state != nil {
 		recorded = l.state.Sandbox
 	}
 	if recorded == nil {
 		l.sandbox, l.workspace = policy, workspace
+		if floor != nil && floor.On() && policy != nil && floor.Within(*policy) != nil {
+			l.stricter, l.than = true, floor
+		}
 		return nil
 	}
 	p := sandbox.Policy{}
@@ -753,7 +765,7 @@ func (l *Lease) RunsUnder(policy *sandbox.Policy, workspace string) error {
 	// A command confined more than the session's would ratchet it: after one read-only command, the session
 	// could never write again (an MCP connection's session could not be left). It runs in the session's state
 	// but its own changes are not kept, and Commit says so.
-	l.stricter = recorded.Within(p) != nil
+	l.stricter, l.than = recorded.Within(p) != nil, recorded
 	return nil
 }
 
