@@ -229,10 +229,10 @@ func (p *Proxy) serve(c net.Conn) {
 		if err != nil {
 			switch {
 			case head.over:
-				p.reply(c, http.StatusRequestHeaderFieldsTooLarge, "", 0, "the request's head is over 64 KiB")
+				p.reply(c, answer{http.StatusRequestHeaderFieldsTooLarge, "http_request_error", "the request's head is over 64 KiB"}, "", 0)
 			case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, io.ErrUnexpectedEOF), isTimeout(err):
 			default:
-				p.reply(c, http.StatusBadRequest, "", 0, "a malformed request: "+err.Error())
+				p.reply(c, answer{http.StatusBadRequest, "http_request_error", "a malformed request: " + err.Error()}, "", 0)
 			}
 			return
 		}
@@ -254,22 +254,25 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// reply answers a request the proxy itself answers, and the connection ends after it. host and port name
-// the destination when there is one.
-func (p *Proxy) reply(c net.Conn, status int, host string, port int, why string) {
-	text := "agentbash sandbox proxy: " + why + "\n"
-	errName := map[int]string{http.StatusForbidden: "destination_ip_prohibited",
-		http.StatusBadGateway: "connection_refused", http.StatusBadRequest: "http_request_error"}[status]
-	if errName == "" {
-		errName = "proxy_internal_error"
-	}
-	ps := "agentbash; error=" + errName
+// answer is what the proxy answers itself when it does not pass a request on: the status, the error type of
+// its Proxy-Status header (RFC 9209: http_request_denied for the allow-list's refusals), and why, in words.
+type answer struct {
+	status int
+	kind   string
+	why    string
+}
+
+// reply answers a request with a, and the connection ends after it. host and port name the destination
+// when there is one.
+func (p *Proxy) reply(c net.Conn, a answer, host string, port int) {
+	text := "agentbash sandbox proxy: " + a.why + "\n"
+	ps := "agentbash; error=" + a.kind
 	if host != "" {
 		ps += "; details=" + strconv.Quote(JoinHostPort(host, port))
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"+
-		"Proxy-Status: %s\r\nConnection: close\r\n\r\n%s", status, http.StatusText(status), len(text), ps, text)
+		"Proxy-Status: %s\r\nConnection: close\r\n\r\n%s", a.status, http.StatusText(a.status), len(text), ps, text)
 }
 
 // DeniedReason is the text a refused request gets back: what was refused, and what would allow it.
@@ -320,34 +323,38 @@ var errNotReached = errors.New("not reachable through this entry")
 // reach connects to host:port when the allow-list lets it through: the name is resolved once, and what is
 // dialled is exactly the addresses it resolved to, in order. Otherwise the status and why, and a refusal
 // is counted.
-func (p *Proxy) reach(host string, port int) (net.Conn, int, string) {
+func (p *Proxy) reach(host string, port int) (net.Conn, answer) {
 	by, ok := p.cfg.Allow.Match(host, port)
 	if !ok {
 		p.deny(host, port)
-		return nil, http.StatusForbidden, DeniedReason(host, port, "it is not in sandbox.allowHosts")
+		return nil, answer{http.StatusForbidden, "http_request_denied", DeniedReason(host, port, "it is not in sandbox.allowHosts")}
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, dialTimeout)
 	defer cancel()
 	addrs, err := p.addresses(ctx, host, by)
 	if errors.Is(err, errNotReached) {
 		p.deny(host, port)
-		return nil, http.StatusForbidden, DeniedReason(host, port, err.Error())
+		return nil, answer{http.StatusForbidden, "destination_ip_prohibited", DeniedReason(host, port, err.Error())}
 	}
 	if err != nil {
-		return nil, http.StatusBadGateway, fmt.Sprintf("cannot resolve %s: %v", host, err)
+		return nil, answer{http.StatusBadGateway, "dns_error", fmt.Sprintf("cannot resolve %s: %v", host, err)}
 	}
 	var last error
 	for _, a := range addrs {
 		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
 		if err == nil {
 			if !p.track(c) {
-				return nil, http.StatusServiceUnavailable, "the run is ending"
+				return nil, answer{http.StatusServiceUnavailable, "proxy_internal_error", "the run is ending"}
 			}
-			return c, 0, ""
+			return c, answer{}
 		}
 		last = err
 	}
-	return nil, http.StatusBadGateway, fmt.Sprintf("cannot connect to %s: %v", JoinHostPort(host, port), last)
+	kind := "connection_refused"
+	if isTimeout(last) {
+		kind = "connection_timeout"
+	}
+	return nil, answer{http.StatusBadGateway, kind, fmt.Sprintf("cannot connect to %s: %v", JoinHostPort(host, port), last)}
 }
 
 // addresses is what host may be dialled at: an address itself, or what the name resolves to, but never an
@@ -403,12 +410,12 @@ func ownOrMetadata(a netip.Addr) bool {
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, status, "", 0, err.Error())
+		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
 		return
 	}
-	up, status, why := p.reach(host, port)
+	up, a := p.reach(host, port)
 	if up == nil {
-		p.reply(c, status, host, port, why)
+		p.reply(c, a, host, port)
 		return
 	}
 	defer p.drop(up)
@@ -493,7 +500,7 @@ func removeHop(h http.Header) (upgrade string) {
 func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (keep bool, _ *upstream) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, status, "", 0, err.Error())
+		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
 		return false, up
 	}
 	if up != nil && (up.host != host || up.port != port || !up.alive()) {
@@ -543,7 +550,11 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	if err != nil {
 		up.close(p)
 		if err != errClientGone {
-			p.reply(c, http.StatusBadGateway, host, port, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err))
+			kind := "http_response_incomplete"
+			if errors.Is(err, errResponseHead) {
+				kind = "http_response_header_section_size"
+			}
+			p.reply(c, answer{http.StatusBadGateway, kind, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err)}, host, port)
 		}
 		c.Close() // the body's writer may be waiting for the client
 		<-wrote
@@ -590,14 +601,17 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	return true, up
 }
 
-var errClientGone = errors.New("the client went away")
+var (
+	errClientGone   = errors.New("the client went away")
+	errResponseHead = errors.New("its response's head is over 1 MiB")
+)
 
 // dialUpstream is a new connection to host:port for absolute-form requests, or nil once the client was
 // answered why there is none.
 func (p *Proxy) dialUpstream(c net.Conn, host string, port int) *upstream {
-	conn, status, why := p.reach(host, port)
+	conn, a := p.reach(host, port)
 	if conn == nil {
-		p.reply(c, status, host, port, why)
+		p.reply(c, a, host, port)
 		return nil
 	}
 	h := &headLimit{r: conn, n: -1}
@@ -632,7 +646,7 @@ func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (_ *http.R
 		up.head.n = -1
 		if err != nil {
 			if up.head.over {
-				err = errors.New("its response's head is over 1 MiB")
+				err = errResponseHead
 			}
 			return nil, interim, err
 		}

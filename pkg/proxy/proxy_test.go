@@ -229,7 +229,7 @@ func TestForwardAllowedAndDenied(t *testing.T) {
 			!strings.Contains(body, "--sandbox-allow-host "+hp) {
 			t.Errorf("GET %s: %s %q, want a 403 naming %s", target, resp.Status, body, hp)
 		}
-		if ps := resp.Header.Get("Proxy-Status"); !strings.Contains(ps, "destination_ip_prohibited") ||
+		if ps := resp.Header.Get("Proxy-Status"); !strings.Contains(ps, "http_request_denied") ||
 			!strings.Contains(ps, strconv.Quote(hp)) {
 			t.Errorf("GET %s: Proxy-Status %q", target, ps)
 		}
