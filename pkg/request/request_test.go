@@ -46,8 +46,8 @@ func TestResolvedValidate(t *testing.T) {
 		"command":       func(r *Resolved) { r.Run = "" },
 		"task":          func(r *Resolved) { r.Task = &TaskOptions{Timeout: -1} },
 		"sandbox.mode":  func(r *Resolved) { r.Sandbox = &sandbox.Policy{Mode: "strict"} },
-		"sandbox.network, proxy": func(r *Resolved) {
-			r.Sandbox = &sandbox.Policy{Mode: sandbox.ModeReadOnly, Network: sandbox.NetworkProxy}
+		"sandbox.allowHosts, bad entry": func(r *Resolved) {
+			r.Sandbox = &sandbox.Policy{Mode: sandbox.ModeReadOnly, Network: sandbox.NetworkProxy, AllowHosts: []string{"github.com"}}
 		},
 	} {
 		r := ok
