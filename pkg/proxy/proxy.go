@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -522,8 +523,7 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 	}
 	removeHop(resp.Header)
 	resp.Close = resp.Close || req.Close
-	err = resp.Write(c)
-	resp.Body.Close()
+	err = writeResponse(c, up, resp)
 	var werr error
 	select {
 	case werr = <-wrote:
@@ -541,6 +541,56 @@ func (p *Proxy) forward(c net.Conn, req *http.Request, up *upstream) (keep bool,
 }
 
 var errClientGone = errors.New("the client went away")
+
+// errHeadWritten is what the body of a response gives Response.Write when only its head is wanted.
+var errHeadWritten = errors.New("the head is written")
+
+type headOnly struct{}
+
+func (headOnly) Read([]byte) (int, error) { return 0, errHeadWritten }
+
+// writeResponse sends the client resp, read from up. A body of known length, or one that ends with the
+// connection, is copied from the host's connection itself (TCP to TCP, spliced by the kernel, as a CONNECT
+// tunnel is): Response.Write copies it through a 32 KiB buffer, twice the time of a tunnel for a 100 MB
+// download on loopback (docs/benchmarks.md). The head is still Response.Write's: it stops where the body
+// would start. A chunked body goes through Response.Write whole.
+func writeResponse(c net.Conn, up *upstream, resp *http.Response) error {
+	if resp.Body == http.NoBody || resp.ContentLength == 0 || len(resp.TransferEncoding) > 0 {
+		err := resp.Write(c)
+		resp.Body.Close()
+		return err
+	}
+	// resp.Body is left unread and unclosed: closing it would read the body from up.br.
+	var head bytes.Buffer
+	r := *resp
+	r.Body = io.NopCloser(headOnly{})
+	if err := r.Write(&head); !errors.Is(err, errHeadWritten) {
+		if err == nil {
+			err = errors.New("the response's head was not written")
+		}
+		return err
+	}
+	n := int64(up.br.Buffered()) // what of the body the head's read took along
+	if resp.ContentLength > 0 {
+		n = min(n, resp.ContentLength)
+	}
+	b, _ := up.br.Peek(int(n))
+	head.Write(b)
+	_, _ = up.br.Discard(int(n))
+	if _, err := c.Write(head.Bytes()); err != nil {
+		return err
+	}
+	if resp.ContentLength < 0 { // to the host's end of the connection
+		_, err := io.Copy(c, up.conn)
+		return err
+	}
+	rest := resp.ContentLength - n
+	copied, err := io.Copy(c, &io.LimitedReader{R: up.conn, N: rest})
+	if err == nil && copied < rest {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
 
 // response reads the host's response to req, passing interim (1xx) responses on to the client.
 func (p *Proxy) response(c net.Conn, up *upstream, req *http.Request) (*http.Response, error) {
