@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times commands interleaved: each round runs every command once, in a new random order, so a noisy
 machine slows them alike. Prints, per command, the median and the mean wall time, the peak RSS of the
-process waited for (and of what it waited for), and the median ratio to a named floor.
+process waited for (and of what it waited for); the JSON file has each command's times too, in round order
+(the i-th of each command is from the same round).
 
   interleave.py [--runs N] [--warmup N] [--json FILE] NAME=COMMAND ...   (COMMAND runs under sh -c
   unless it starts with '!' : then it is split on spaces and executed directly)
@@ -43,7 +44,8 @@ def main():
                 times[name].append(t)
                 rss[name] = max(rss[name], m)
     out = {n: {"median": statistics.median(v), "mean": statistics.fmean(v),
-               "stdev": statistics.stdev(v) if len(v) > 1 else 0.0, "runs": len(v), "maxrssKiB": rss[n]}
+               "stdev": statistics.stdev(v) if len(v) > 1 else 0.0, "runs": len(v), "maxrssKiB": rss[n],
+               "times": v}
            for n, v in times.items()}
     for n, s in out.items():
         print(f"{n:28s} median {s['median']*1e3:9.2f} ms  mean {s['mean']*1e3:9.2f} ± {s['stdev']*1e3:.2f} ms"

@@ -12,12 +12,15 @@
 #               as root and as uid 65534: bench/sandbox.py, its own interleaved rounds
 #   terminal:   50 MB through `run --tty` against a bare pseudo-terminal read by script(1) (budget 1.5×), pipe
 #               mode against the old build, the supervisor's peak RSS in terminal mode: bench/tty.py
+#   proxy:      a 100 MB download from a loopback server through the sandbox's proxy (absolute-form and CONNECT)
+#               against the same download direct with `--sandbox-network on` (budget 1.3×), and the supervisor's
+#               peak RSS of each (budget + 2 MiB): bench/proxy.py, its own interleaved rounds
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, `run` and a task
 # Every timed case runs interleaved with its floor (each round runs each command once, in a random order:
 # bench/interleave.py), so a noisy machine slows both alike; the ratios are medians over medians. Needs
 # python3 and git (to build the old build); static builds (CGO_ENABLED=0), the release's flags.
 #   bench/run.sh              # all, in a few minutes
-#   RUNS=5 CALLS=400 TROUNDS=1000 SROUNDS=100 TTYROUNDS=5 bench/run.sh
+#   RUNS=5 CALLS=400 TROUNDS=1000 SROUNDS=100 TTYROUNDS=5 PROUNDS=60 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -51,6 +54,7 @@ calls=${CALLS:-200}
 TROUNDS=${TROUNDS:-500}
 SROUNDS=${SROUNDS:-60}
 TTYROUNDS=${TTYROUNDS:-3}
+PROUNDS=${PROUNDS:-30}
 il=bench/interleave.py
 
 echo "== per call: run true ($calls rounds)"
@@ -84,6 +88,9 @@ python3 bench/sandbox.py --rounds "$SROUNDS" --json "$tmp/sandbox.json" "$ab" | 
 
 echo "== terminal mode: 50 MB through run --tty vs a bare pseudo-terminal; pipe mode vs the build of $tty_rev ($TTYROUNDS rounds)"
 python3 bench/tty.py --rounds "$TTYROUNDS" --json "$tmp/tty.json" --old-name "$tty_rev" "$ab" "$PWD/$out/agentbash-$tty_rev" | tee "$out/tty.md"
+
+echo "== proxy: 100 MB through the sandbox's proxy vs direct with network on ($PROUNDS rounds)"
+python3 bench/proxy.py --rounds "$PROUNDS" --json "$tmp/proxy.json" "$ab" | tee "$out/proxy.md"
 
 plain='yes 0123456789abcdef | head -c 1000000000'
 # Coloured CRLF lines with a progress bar redrawn by a CR: 7 escape sequences and 2 CRs in 80 bytes.
@@ -135,6 +142,8 @@ row("1 GB coloured CRLF + CR progress vs the same", gb["agentbash colour"], gb["
 for line in json.load(open(f"{tmp}/target.json"))["rows"]:      # bench/target.py's table
     print(line)
 for line in json.load(open(f"{tmp}/tty.json"))["rows"]:         # bench/tty.py's table
+    print(line)
+for line in json.load(open(f"{tmp}/proxy.json"))["rows"]:       # bench/proxy.py's table
     print(line)
 for r in json.load(open(f"{tmp}/sandbox.json"))["rows"]:        # bench/sandbox.py's
     if "deltaMs" in r:
