@@ -326,7 +326,7 @@ type Lease struct {
 	stricter  bool            // confined more than the session: its state is not kept (RunsUnder)
 	than      *sandbox.Policy // what it is confined more than: the session's, or its server's
 
-	released  bool
+	released bool
 }
 
 // load reads the kept state.
