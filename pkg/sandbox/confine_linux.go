@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,9 +30,19 @@ func confine(c Confinement) error {
 		return &Unavailable{Mechanism: Seccomp, Reason: err.Error()}
 	}
 	dirs, files := writableRules(c)
+	// What another process removes meanwhile (a carved directory's entries come and go) is not writable:
+	// there is nothing to write to, and go-landlock skips it (IgnoreIfMissing). A writable root or kept
+	// file that went missing is an error.
+	root := func(p string) bool {
+		return slices.Contains(c.Writable, p) || slices.ContainsFunc(c.Keep, func(k Bind) bool { return k.Path == p })
+	}
 	for _, p := range append(slices.Clone(dirs), files...) {
 		// go-landlock opens each path following links: none may have become one since the policy was resolved.
-		if real, err := filepath.EvalSymlinks(p); err != nil || real != p {
+		real, err := filepath.EvalSymlinks(p)
+		if errors.Is(err, os.ErrNotExist) && !root(p) {
+			continue
+		}
+		if err != nil || real != p {
 			return &Unavailable{Mechanism: LandlockFS, Reason: fmt.Sprintf("%s changed since the policy was "+
 				"resolved (it is %s now)", p, real)}
 		}
@@ -45,11 +56,19 @@ func confine(c Confinement) error {
 		landlock.RWFiles("/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing(),
 	}
-	if len(dirs) > 0 {
-		rules = append(rules, landlock.RWDirs(dirs...))
+	for _, p := range dirs {
+		r := landlock.RWDirs(p)
+		if !root(p) {
+			r = r.IgnoreIfMissing()
+		}
+		rules = append(rules, r)
 	}
-	if len(files) > 0 {
-		rules = append(rules, landlock.RWFiles(files...))
+	for _, p := range files {
+		r := landlock.RWFiles(p)
+		if !root(p) {
+			r = r.IgnoreIfMissing()
+		}
+		rules = append(rules, r)
 	}
 	if err := cfg.Restrict(rules...); err != nil {
 		return &Unavailable{Mechanism: LandlockFS, Reason: err.Error()}

@@ -337,3 +337,56 @@ func TestStageDropsAmbientCapabilities(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// Writes-only: a writable directory holding a read-only path is replaced by its entries (carve); entries
+// that another process removes meanwhile are not the stage's failure (they were refused as "changed since
+// the policy was resolved" before). This can only pass wrongly, never fail wrongly.
+func TestStageCarvedEntriesVanish(t *testing.T) {
+	if sandbox.Probe().LandlockABI < 6 {
+		t.Skip("this kernel has no Landlock ABI 6")
+	}
+	w := t.TempDir()
+	own, sub := filepath.Join(w, "own"), filepath.Join(w, "sub")
+	if os.Mkdir(own, 0o755) != nil || os.Mkdir(sub, 0o755) != nil {
+		t.Fatal("mkdir")
+	}
+	c := sandbox.Confinement{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Dir: w,
+		Enforced: []sandbox.Mechanism{sandbox.LandlockFS, sandbox.LandlockScope, sandbox.Seccomp},
+		Writable: []string{w}, ReadOnly: []string{own}}
+	stop := make(chan struct{})
+	churned := make(chan struct{})
+	go func() {
+		defer close(churned)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i := range 100 {
+				p := filepath.Join(w, "churn."+strconv.Itoa(i))
+				os.WriteFile(p, nil, 0o644)
+				os.Remove(p)
+			}
+		}
+	}()
+	defer func() { close(stop); <-churned }()
+	for range 10 {
+		cmd := exec.Command("/bin/sh", "-c", "touch "+sub+"/made; touch "+own+"/not 2>/dev/null; echo ok")
+		cmd.Dir = w
+		out := &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		st, err := sandbox.Wrap(cmd, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = st.Started(cmd, cmd.Start())
+		cmd.Wait()
+		if err != nil || out.String() != "ok\n" {
+			t.Fatalf("%v: %q", err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(own, "not")); err == nil {
+		t.Error("the read-only path was written")
+	}
+}
