@@ -296,19 +296,10 @@ func TestStageFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	c := sandbox.Confinement{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Dir: "/nonexistent/dir",
 		Enforced: []sandbox.Mechanism{sandbox.LandlockFS}, Writable: []string{dir}}
-	cmd := exec.Command("/bin/sh", "-c", "touch ran; echo RAN")
-	cmd.Dir = dir
-	out := &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	st, err := sandbox.Wrap(cmd, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = st.Started(cmd, cmd.Start())
-	cmd.Wait()
+	out, err := confinedRun(t, c, dir, "touch ran; echo RAN")
 	_, ranErr := os.Stat(filepath.Join(dir, "ran"))
 	if err == nil || !strings.HasPrefix(err.Error(), "Sandbox unavailable: stage: enter the working directory /nonexistent/dir") || ranErr == nil ||
-		strings.Contains(out.String(), "RAN") {
+		strings.Contains(out, "RAN") {
 		t.Errorf("%v: %q", err, out)
 	}
 }
@@ -372,21 +363,29 @@ func TestStageCarvedEntriesVanish(t *testing.T) {
 	}()
 	defer func() { close(stop); <-churned }()
 	for range 10 {
-		cmd := exec.Command("/bin/sh", "-c", "touch "+sub+"/made; touch "+own+"/not 2>/dev/null; echo ok")
-		cmd.Dir = w
-		out := &bytes.Buffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		st, err := sandbox.Wrap(cmd, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = st.Started(cmd, cmd.Start())
-		cmd.Wait()
-		if err != nil || out.String() != "ok\n" {
+		out, err := confinedRun(t, c, w, "touch "+sub+"/made; touch "+own+"/not 2>/dev/null; echo ok")
+		if err != nil || out != "ok\n" {
 			t.Fatalf("%v: %q", err, out)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(own, "not")); err == nil {
 		t.Error("the read-only path was written")
 	}
+}
+
+// confinedRun runs script with sh in dir, confined as c says (planned already), started through Wrap as
+// pkg/run starts a shell: its output, and the stage's error when it gave up.
+func confinedRun(t *testing.T, c sandbox.Confinement, dir, script string) (string, error) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	out := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	st, err := sandbox.Wrap(cmd, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.Started(cmd, cmd.Start())
+	cmd.Wait()
+	return out.String(), err
 }

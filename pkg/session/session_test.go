@@ -647,28 +647,15 @@ func TestRunsUnder(t *testing.T) {
 	s := newStore(t)
 	ws := &sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, DenyRead: []string{"~/.ssh"}}
 	keep := func(p *sandbox.Policy) error {
-		l, err := s.Acquire(context.Background(), "s")
+		kept, warning, err := runUnder(t, s, p, nil)
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Release()
-		if err := l.RunsUnder(p, nil, ""); err != nil {
 			return err
 		}
-		path, err := l.Prelude(Prelude{Capture: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("bash", "-c", "true")
-		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+path)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		if _, kept, warning, err := l.Commit(true); err != nil || !kept {
+		if !kept {
 			if warning != "" {
 				return errors.New(warning)
 			}
-			t.Fatalf("commit: %v %v", kept, err)
+			t.Fatalf("commit: not kept")
 		}
 		return nil
 	}
@@ -704,26 +691,9 @@ func TestRunsUnderFloor(t *testing.T) {
 	narrow := floor.Clone()
 	narrow.AllowHosts = []string{"api.example.com:443"}
 	run := func(p, f *sandbox.Policy) (kept bool, warning string) {
-		l, err := s.Acquire(context.Background(), "s")
+		kept, warning, err := runUnder(t, s, p, f)
 		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Release()
-		if err := l.RunsUnder(p, f, ""); err != nil {
 			t.Fatalf("refused: %v", err)
-		}
-		path, err := l.Prelude(Prelude{Capture: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command("bash", "-c", "true")
-		cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+path)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-		_, kept, warning, err = l.Commit(true)
-		if err != nil {
-			t.Fatal(err)
 		}
 		return kept, warning
 	}
@@ -736,4 +706,32 @@ func TestRunsUnderFloor(t *testing.T) {
 	if kept, _ := run(narrow, floor); kept {
 		t.Error("a narrowed command's changes were kept")
 	}
+}
+
+// runUnder runs `true` in session "s" of store s as a command confined by p under a server's floor (nil:
+// none) would: refused is RunsUnder's error; else whether Commit kept its state, and its warning.
+func runUnder(t *testing.T, s Store, p, floor *sandbox.Policy) (kept bool, warning string, refused error) {
+	t.Helper()
+	l, err := s.Acquire(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if err := l.RunsUnder(p, floor, ""); err != nil {
+		return false, "", err
+	}
+	path, err := l.Prelude(Prelude{Capture: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", "true")
+	cmd.Dir, cmd.Env = t.TempDir(), append(os.Environ(), "BASH_ENV="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	_, kept, warning, err = l.Commit(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kept, warning, nil
 }
