@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,6 +21,11 @@ type Pattern struct {
 	Host     string
 	Wildcard bool
 	Port     int // 1 to 65535
+	// Restricted is an entry whose names may not lead to the machine's own addresses or a cloud's metadata
+	// service (docs/architecture.md, "The network proxy"): a wildcard (names someone else may control), or
+	// a name a request narrowed such a wildcard of its server's to (AllowList.Restrict). An exact entry the
+	// user who starts agentbash wrote is not.
+	Restricted bool
 }
 
 // ParsePattern reads one allowHosts entry: `host:port`, `[ipv6]:port` or `*.domain:port`. The error says
@@ -73,7 +79,7 @@ func ParsePattern(s string) (Pattern, error) {
 	} else if wild && !strings.Contains(h, ".") {
 		return bad("a wildcard needs a domain of at least two labels (*.example.com), not a top-level domain")
 	}
-	return Pattern{Host: h, Wildcard: wild, Port: port}, nil
+	return Pattern{Host: h, Wildcard: wild, Port: port, Restricted: wild}, nil
 }
 
 // String is p as an allowHosts entry, canonical: `host:port`, `[ipv6]:port`, `*.domain:port`.
@@ -136,6 +142,16 @@ func ParseAllowList(entries []string) (AllowList, error) {
 		l = append(l, p)
 	}
 	return l, errors.Join(errs...)
+}
+
+// Restrict marks the exact entries of l among names (canonical entries, Pattern.String) Restricted: names a
+// request narrowed its server's wildcard to keep the wildcard's limits.
+func (l AllowList) Restrict(names []string) {
+	for i, p := range l {
+		if !p.Wildcard && slices.Contains(names, p.String()) {
+			l[i].Restricted = true
+		}
+	}
 }
 
 // Strings is l as canonical entries.

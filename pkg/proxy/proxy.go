@@ -377,7 +377,7 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 	var out, refused []netip.Addr
 	for _, a := range resolved {
 		a = a.Unmap()
-		if a.IsUnspecified() || by.Wildcard && ownOrMetadata(a) {
+		if a.IsUnspecified() || by.Restricted && ownOrMetadata(a) {
 			refused = append(refused, a)
 			continue
 		}
@@ -386,9 +386,12 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 	switch {
 	case len(out) > 0:
 		return out, nil
-	case len(refused) > 0:
+	case len(refused) > 0 && by.Wildcard:
 		return nil, fmt.Errorf("%w: it resolves to %v, which only an exact entry for the name (or the address "+
 			"itself) may reach, not %s", errNotReached, refused[0], by)
+	case len(refused) > 0:
+		return nil, fmt.Errorf("%w: it resolves to %v, which a name narrowed from a wildcard of the server's "+
+			"sandbox.allowHosts may not reach: only an exact entry in the server's own list may", errNotReached, refused[0])
 	}
 	return nil, fmt.Errorf("no address for %s", host)
 }

@@ -303,7 +303,7 @@ func TestDenied(t *testing.T) {
 		"[Sandbox: blocked network access to [::1]:80]") {
 		t.Errorf("text: %q", r.Text())
 	}
-	if d := r.Details.Sandbox.Denied; len(d) != 2 || d[0] != (SandboxDenied{"example.com", 443, 2}) || in.Denied != nil {
+	if d := r.Details.Sandbox.Denied; len(d) != 2 || d[0] != (SandboxDenied{Host: "example.com", Port: 443, Count: 2}) || in.Denied != nil {
 		t.Errorf("denied %+v, the input's %+v", d, in.Denied)
 	}
 	var many []proxy.Denial

@@ -64,8 +64,10 @@ type Confinement struct {
 	// Workspace is the directory writable as the workspace in workspace-write (in Writable then).
 	Workspace string `json:"workspace,omitempty"`
 	// AllowHosts is what the proxy of network proxy lets through: canonical `host:port` patterns (pkg/proxy).
-	// Empty with network proxy reaches nothing.
+	// Empty with network proxy reaches nothing. Narrowed are those of them that keep a wildcard's limits
+	// (Policy.Narrowed).
 	AllowHosts []string `json:"allowHosts,omitempty"`
+	Narrowed   []string `json:"narrowed,omitempty"`
 }
 
 // Namespaced says whether c runs in its own user and mount namespaces.
@@ -87,7 +89,7 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
 	if c.Network == NetworkProxy {
 		allow, _ := proxy.ParseAllowList(r.AllowHosts) // Check read them
-		c.AllowHosts = allow.Strings()
+		c.AllowHosts, c.Narrowed = allow.Strings(), slices.Clone(r.Narrowed)
 	}
 	unmade := map[string]error{} // hidden directories that could not be made: a refusal if the command could
 	for _, d := range place.Hidden {

@@ -60,6 +60,11 @@ type Policy struct {
 	DenyRead   []string `json:"denyRead,omitempty"`
 	CacheDirs  []string `json:"cacheDirs,omitempty"`
 	AllowHosts []string `json:"allowHosts,omitempty"`
+	// Narrowed is the AllowHosts entries (canonical) a request narrowed a wildcard of its server's to
+	// (Tighten): they keep the wildcard's limits (no loopback, link-local or metadata address; pkg/proxy's
+	// Pattern.Restricted), or a model could lift them by naming one name under the wildcard. Not a key a
+	// config or a request gives.
+	Narrowed []string `json:"narrowed,omitempty"`
 }
 
 // DefaultDenyRead and DefaultCacheDirs are the defaults of sandbox.denyRead and sandbox.cacheDirs (reference
@@ -164,17 +169,29 @@ func Tighten(floor, req Policy) (Policy, error) {
 	out.DenyRead = append(slices.Clone(floor.DenyRead), req.DenyRead...)
 	if req.AllowHosts != nil {
 		floorHosts, _ := proxy.ParseAllowList(floor.AllowHosts)
+		floorHosts.Restrict(floor.Narrowed)
+		proxyFloor := floor.On() && orNet(floor.Network) == NetworkProxy
+		out.Narrowed = nil
 		for _, h := range req.AllowHosts {
-			q, err := proxy.ParsePattern(h)
-			if floor.On() && orNet(floor.Network) == NetworkProxy && (err != nil || !floorHosts.Covers(q)) {
-				errs = append(errs, fmt.Errorf("sandbox.allowHosts: %s is not allowed by this server", h))
+			q, err := proxy.ParsePattern(strings.TrimSpace(h))
+			switch {
+			case err != nil:
+				errs = append(errs, fmt.Errorf("sandbox.allowHosts: %w", err))
+			case proxyFloor && !floorHosts.Covers(q):
+				errs = append(errs, fmt.Errorf("sandbox.allowHosts: %s is not allowed by this server (it allows %s)",
+					h, strings.Join(floor.AllowHosts, ", ")))
+			case q.Wildcard:
+			case slices.Contains(req.Narrowed, q.String()) ||
+				proxyFloor && !slices.ContainsFunc(floorHosts, func(p proxy.Pattern) bool { return p == q }):
+				// Only a wildcard of the server's (or a restricted entry) covers it: it keeps the limits.
+				out.Narrowed = append(out.Narrowed, q.String())
 			}
 		}
 		out.AllowHosts = req.AllowHosts
 	} else if orNet(out.Network) != NetworkProxy {
 		// The floor's hosts are its proxy's: a request that turns the proxy off (network off) has none, and
 		// would otherwise be refused for an allowHosts it never gave.
-		out.AllowHosts = nil
+		out.AllowHosts, out.Narrowed = nil, nil
 	}
 	return out, errors.Join(errs...)
 }
@@ -302,7 +319,7 @@ func (p *Policy) Clone() *Policy {
 	}
 	c := *p
 	c.Writable, c.DenyRead = slices.Clone(p.Writable), slices.Clone(p.DenyRead)
-	c.CacheDirs, c.AllowHosts = slices.Clone(p.CacheDirs), slices.Clone(p.AllowHosts)
+	c.CacheDirs, c.AllowHosts, c.Narrowed = slices.Clone(p.CacheDirs), slices.Clone(p.AllowHosts), slices.Clone(p.Narrowed)
 	return &c
 }
 

@@ -95,7 +95,7 @@ func TestTightenHosts(t *testing.T) {
 		{Policy{Network: NetworkOff}, ""},
 		{Policy{AllowHosts: []string{"github.com:443"}}, "sandbox.allowHosts: github.com:443 is not allowed"},
 		{Policy{AllowHosts: []string{"*.github.com:80"}}, "sandbox.allowHosts: *.github.com:80 is not allowed"},
-		{Policy{AllowHosts: []string{"*.com:443"}}, "sandbox.allowHosts: *.com:443 is not allowed"},
+		{Policy{AllowHosts: []string{"*.com:443"}}, `sandbox.allowHosts: "*.com:443": a wildcard needs`},
 		{Policy{AllowHosts: []string{"localhost:8080"}}, "sandbox.allowHosts: localhost:8080 is not allowed"},
 		{Policy{Network: NetworkOn}, "sandbox.network on would loosen this server's proxy"},
 	} {
@@ -190,5 +190,37 @@ func TestResolve(t *testing.T) {
 	inDenied, err := Policy{Writable: []string{"~/secret"}, DenyRead: []string{"~/secret"}}.Resolve(home)
 	if err != nil || len(inDenied.Writable) != 0 {
 		t.Errorf("deny wins: %+v %v", inDenied, err)
+	}
+}
+
+// A request's exact entry that only a wildcard of its proxy server covers is Narrowed: it keeps the
+// wildcard's limits (pkg/proxy). One the server names exactly, a wildcard, or any under a server whose
+// network is on, is not; a policy settled elsewhere keeps what it had narrowed.
+func TestTightenNarrowed(t *testing.T) {
+	floor := Policy{Mode: ModeWorkspaceWrite, Network: NetworkProxy, AllowHosts: []string{"*.example.test:80", "api.example.test:80"}}
+	for _, tc := range []struct {
+		floor Policy
+		req   Policy
+		want  []string
+	}{
+		{floor, Policy{AllowHosts: []string{"evil.example.test:80"}}, []string{"evil.example.test:80"}},
+		{floor, Policy{AllowHosts: []string{"EVIL.Example.test.:80"}}, []string{"evil.example.test:80"}},
+		{floor, Policy{AllowHosts: []string{"api.example.test:80", "*.a.example.test:80"}}, nil},
+		{floor, Policy{}, nil},
+		{Policy{Mode: ModeWorkspaceWrite, Network: NetworkOn}, Policy{Network: NetworkProxy, AllowHosts: []string{"evil.example.test:80"}}, nil},
+		{floor, Policy{AllowHosts: []string{"api.example.test:80"}, Narrowed: []string{"api.example.test:80"}}, []string{"api.example.test:80"}},
+		{Policy{}, Policy{Mode: ModeReadOnly, Network: NetworkProxy, AllowHosts: []string{"x.test:80"}}, nil},
+	} {
+		got, err := Tighten(tc.floor, tc.req)
+		if err != nil || !slices.Equal(got.Narrowed, tc.want) {
+			t.Errorf("%+v under %+v: Narrowed %q (%v), want %q", tc.req, tc.floor.AllowHosts, got.Narrowed, err, tc.want)
+		}
+	}
+	if _, err := Tighten(floor, Policy{AllowHosts: []string{"127.1:80"}}); err == nil || !strings.Contains(err.Error(), `sandbox.allowHosts: "127.1:80": not a host name`) {
+		t.Errorf("a malformed entry: %v", err)
+	}
+	if _, err := Tighten(floor, Policy{AllowHosts: []string{"other.test:80"}}); err == nil ||
+		!strings.Contains(err.Error(), "other.test:80 is not allowed by this server (it allows *.example.test:80, api.example.test:80)") {
+		t.Errorf("a wider entry: %v", err)
 	}
 }

@@ -92,6 +92,7 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 		specFile.Close()
 		return nil, &Unavailable{Mechanism: Proxy, Reason: "sandbox.allowHosts: " + err.Error()}
 	}
+	allow.Restrict(c.Narrowed)
 	rr, rw, err := reportPair()
 	if err != nil {
 		specFile.Close()
