@@ -697,7 +697,7 @@ func TestRunsUnderFloor(t *testing.T) {
 		}
 		return kept, warning
 	}
-	if kept, warning := run(narrow, floor); kept || !strings.Contains(warning, "than its server's (workspace-write, network proxy)") {
+	if kept, warning := run(narrow, floor); kept || !strings.Contains(warning, "(workspace-write, network proxy to api.example.com:443) than its server's (workspace-write, network proxy to *.example.com:443)") {
 		t.Errorf("the first, narrowed command: kept %v, %q", kept, warning)
 	}
 	if kept, warning := run(floor, nil); !kept || warning != "" {

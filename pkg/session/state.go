@@ -686,8 +686,7 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		if l.state == nil || l.state.Sandbox == nil {
 			whose = "its server's" // the session's first command, narrowed by its request
 		}
-		return "", false, fmt.Sprintf(StricterWarning, l.Name, l.sandbox.Mode, cmp.Or(l.sandbox.Network, sandbox.NetworkOff),
-			whose, l.than.Mode, cmp.Or(l.than.Network, sandbox.NetworkOff)), nil
+		return "", false, fmt.Sprintf(StricterWarning, l.Name, describe(l.sandbox), whose, describe(l.than)), nil
 	}
 	data, err := os.ReadFile(l.dump)
 	if err != nil {
@@ -721,9 +720,18 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 
 // StricterWarning is the warning of a command that ran in a sandboxed session under a stricter sandbox than
 // the session's, or as a session's first command than its server's (%s: the session's name, the command's
-// mode and network, whose, their mode and network).
-const StricterWarning = "session %s: this command ran under a stricter sandbox (%s, network %s) than " +
-	"%s (%s, network %s), so what it changed (cd, variables, functions) was not kept: the session goes on as it was"
+// sandbox (describe), whose, theirs).
+const StricterWarning = "session %s: this command ran under a stricter sandbox (%s) than %s (%s), so what it " +
+	"changed (cd, variables, functions) was not kept: the session goes on as it was"
+
+// describe is a policy in a few words: its mode and network, and with the proxy its hosts.
+func describe(p *sandbox.Policy) string {
+	s := fmt.Sprintf("%s, network %s", p.Mode, cmp.Or(p.Network, sandbox.NetworkOff))
+	if p.Network == sandbox.NetworkProxy {
+		s += " to " + cmp.Or(strings.Join(p.AllowHosts, ", "), "no host")
+	}
+	return s
+}
 
 // NotSavedWarning is the warning of a command whose shell ended without running the EXIT trap that saves
 // the session's state (%s: the session's name).
