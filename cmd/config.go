@@ -104,13 +104,19 @@ func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 		return config.Config{}, warnings, usageError{err: errors.New("--sandbox-allow-host: only network: proxy " +
 			"uses it (add --sandbox-network proxy, or set sandbox.network: proxy)"), cmd: c.CommandPath()}
 	}
-	if !cfg.Sandbox.Policy().On() {
+	if p := cfg.Sandbox.Policy(); !p.On() {
 		// A sandbox flag without a mode would run the command unconfined without a word.
 		for _, name := range []string{"sandbox-network", "sandbox-writable", "sandbox-deny-read", "sandbox-allow-host"} {
 			if f := c.Flags().Lookup(name); f != nil && f.Changed {
 				return config.Config{}, warnings, usageError{err: fmt.Errorf("--%s confines nothing without a "+
 					"sandbox mode: add --sandbox workspace-write (or read-only), or set sandbox.mode", name), cmd: c.CommandPath()}
 			}
+		}
+		if p.Network == sandbox.NetworkProxy || len(p.AllowHosts) > 0 {
+			// From the config file or the environment: the command runs, but not as whoever set it thinks.
+			warnings = append(warnings, "sandbox.network proxy and sandbox.allowHosts confine nothing without "+
+				"sandbox.mode: the command runs unconfined, with the host's whole network (set sandbox.mode: "+
+				"workspace-write or read-only)")
 		}
 	}
 	return cfg, warnings, nil
