@@ -269,11 +269,12 @@ func (r *Result) addDenied(denied []proxy.Denial) {
 	sb := *r.Details.Sandbox
 	sb.Denied = denied
 	r.Details.Sandbox = &sb
-	r.Footer = append(r.Footer, DeniedLines(denied)...)
+	r.Footer = append(r.Footer, strings.Join(DeniedLines(denied), "\n"))
 }
 
 // DeniedLines is the text's lines for what the sandbox's proxy refused (reference §13): `[Sandbox:
-// blocked network access to HOST:PORT]` for the first hosts, then one line for how many more.
+// blocked network access to HOST:PORT]` for the first hosts, one line for how many more, and one for what
+// would let a host through; nil when nothing was refused.
 func DeniedLines(denied []SandboxDenied) []string {
 	var lines []string
 	shown, more, others := 0, 0, 0
@@ -293,6 +294,9 @@ func DeniedLines(denied []SandboxDenied) []string {
 		lines = append(lines, fmt.Sprintf(texts.SandboxBlockedOthers, more, others))
 	case more > 0:
 		lines = append(lines, fmt.Sprintf(texts.SandboxBlockedMore, more))
+	}
+	if len(lines) > 0 {
+		lines = append(lines, texts.SandboxBlockedHow)
 	}
 	return lines
 }

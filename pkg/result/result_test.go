@@ -12,6 +12,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
+	"github.com/agentbash/agentbash/pkg/texts"
 )
 
 func base() Input {
@@ -299,8 +300,9 @@ func TestDenied(t *testing.T) {
 		return Build(in), sb
 	}
 	r, in := build([]proxy.Denial{{Host: "example.com", Port: 443, Count: 2}, {Host: "::1", Port: 80, Count: 1}})
-	if !strings.HasSuffix(r.Text(), "Command exited with code 56\n\n[Sandbox: blocked network access to example.com:443]\n\n"+
-		"[Sandbox: blocked network access to [::1]:80]") {
+	how := "\n" + texts.SandboxBlockedHow
+	if !strings.HasSuffix(r.Text(), "Command exited with code 56\n\n[Sandbox: blocked network access to example.com:443]\n"+
+		"[Sandbox: blocked network access to [::1]:80]"+how) {
 		t.Errorf("text: %q", r.Text())
 	}
 	if d := r.Details.Sandbox.Denied; len(d) != 2 || d[0] != (SandboxDenied{Host: "example.com", Port: 443, Count: 2}) || in.Denied != nil {
@@ -311,11 +313,11 @@ func TestDenied(t *testing.T) {
 		many = append(many, proxy.Denial{Host: fmt.Sprintf("h%d.org", i), Port: 443, Count: 1})
 	}
 	r, _ = build(many)
-	if strings.Count(r.Text(), "[Sandbox: blocked") != 6 || !strings.HasSuffix(r.Text(), "[Sandbox: blocked network access to 3 more hosts (details.sandbox.denied)]") {
+	if strings.Count(r.Text(), "[Sandbox: blocked") != 6 || !strings.HasSuffix(r.Text(), "[Sandbox: blocked network access to 3 more hosts (details.sandbox.denied)]"+how) {
 		t.Errorf("many: %q", r.Text())
 	}
 	r, _ = build(append(many, proxy.Denial{Host: proxy.OtherHosts, Count: 40}))
-	if !strings.HasSuffix(r.Text(), "to 3 more hosts, and 40 more times to hosts not listed (details.sandbox.denied)]") || len(r.Details.Sandbox.Denied) != 9 {
+	if !strings.HasSuffix(r.Text(), "to 3 more hosts, and 40 more times to hosts not listed (details.sandbox.denied)]"+how) || len(r.Details.Sandbox.Denied) != 9 {
 		t.Errorf("others: %q", r.Text())
 	}
 	in2 := base()

@@ -414,7 +414,9 @@ func ReadResult(rd Read) result.Result {
 			footer = append(footer, final.Output)
 		}
 	} else if sb := rd.Record.Sandbox; sb != nil {
-		footer = append(footer, result.DeniedLines(sb.Denied)...) // refused so far (the supervisor keeps them)
+		if lines := result.DeniedLines(sb.Denied); lines != nil { // refused so far (the supervisor keeps them)
+			footer = append(footer, strings.Join(lines, "\n"))
+		}
 	}
 	if rd.Lossy {
 		skipped := texts.ReadSkipped

@@ -141,6 +141,9 @@ const (
 	SandboxBlockedMore   = "[Sandbox: blocked network access to %d more hosts (details.sandbox.denied)]"
 	SandboxBlockedOthers = "[Sandbox: blocked network access to %d more hosts, and %d more times to hosts not listed (details.sandbox.denied)]"
 	SandboxBlockedShown  = 5
+	// SandboxBlockedHow follows them: what would let a host through.
+	SandboxBlockedHow = "[Sandbox: only sandbox.allowHosts are reached, through the proxy; the user who starts agentbash " +
+		"adds a host with --sandbox-allow-host HOST:PORT (or in the config)]"
 	SandboxNoHosts       = "sandbox.network is proxy with an empty sandbox.allowHosts: no host is reachable " +
 		"(the user who starts agentbash adds them: --sandbox-allow-host HOST:PORT)"
 )
