@@ -98,28 +98,51 @@ func loadConfigWarn(c *cobra.Command) (config.Config, []string, error) {
 	if err := cfg.Validate(); err != nil {
 		return config.Config{}, warnings, usageError{err: flagValueError(c, err), cmd: c.CommandPath()}
 	}
-	// Hosts from the file or the environment wait for a command with the proxy; from a flag, they were
-	// meant for this one.
-	if f := c.Flags().Lookup("sandbox-allow-host"); f != nil && f.Changed && cfg.Sandbox.Network != sandbox.NetworkProxy {
-		return config.Config{}, warnings, usageError{err: errors.New("--sandbox-allow-host: only network: proxy " +
-			"uses it (add --sandbox-network proxy, or set sandbox.network: proxy)"), cmd: c.CommandPath()}
+	if err := sandboxFlagsError(c, cfg); err != nil {
+		return config.Config{}, warnings, usageError{err: err, cmd: c.CommandPath()}
 	}
-	if p := cfg.Sandbox.Policy(); !p.On() {
-		// A sandbox flag without a mode would run the command unconfined without a word.
-		for _, name := range []string{"sandbox-network", "sandbox-writable", "sandbox-deny-read", "sandbox-allow-host"} {
-			if f := c.Flags().Lookup(name); f != nil && f.Changed {
-				return config.Config{}, warnings, usageError{err: fmt.Errorf("--%s confines nothing without a "+
-					"sandbox mode: add --sandbox workspace-write (or read-only), or set sandbox.mode", name), cmd: c.CommandPath()}
-			}
-		}
-		if p.Network == sandbox.NetworkProxy || len(p.AllowHosts) > 0 {
-			// From the config file or the environment: the command runs, but not as whoever set it thinks.
-			warnings = append(warnings, "sandbox.network proxy and sandbox.allowHosts confine nothing without "+
-				"sandbox.mode: the command runs unconfined, with the host's whole network (set sandbox.mode: "+
-				"workspace-write or read-only)")
-		}
+	if p := cfg.Sandbox.Policy(); !p.On() && (p.Network == sandbox.NetworkProxy || len(p.AllowHosts) > 0) {
+		// From the config file or the environment: the command runs, but not as whoever set it thinks.
+		warnings = append(warnings, "sandbox.network proxy and sandbox.allowHosts confine nothing without "+
+			"sandbox.mode: the command runs unconfined, with the host's whole network (set sandbox.mode: "+
+			"workspace-write or read-only)")
 	}
 	return cfg, warnings, nil
+}
+
+// sandboxFlagsError is the error of the sandbox flags of c that the resolved cfg would not use, or nil:
+// each says the whole fix at once, so following it never meets the next refusal. A sandbox flag without a
+// mode would run the command unconfined without a word; hosts from a flag without the proxy, or writable
+// paths from a flag in read-only mode, were meant for this command and would be ignored (from the file or
+// the environment, they wait for a command that uses them).
+func sandboxFlagsError(c *cobra.Command, cfg config.Config) error {
+	given := func(name string) bool { f := c.Flags().Lookup(name); return f != nil && f.Changed }
+	hosts := given("sandbox-allow-host") && cfg.Sandbox.Network != sandbox.NetworkProxy
+	policy := cfg.Sandbox.Policy()
+	switch {
+	case hosts && !policy.On():
+		return errors.New("--sandbox-allow-host: only network: proxy uses it, and only with a sandbox mode (add " +
+			"--sandbox workspace-write --sandbox-network proxy, or set sandbox.mode and sandbox.network: proxy)")
+	case hosts:
+		return errors.New("--sandbox-allow-host: only network: proxy uses it (add --sandbox-network proxy, " +
+			"or set sandbox.network: proxy)")
+	case given("sandbox-writable") && policy.Mode == sandbox.ModeReadOnly:
+		return errors.New("--sandbox-writable: read-only mode writes only in a private /tmp (use --sandbox " +
+			"workspace-write)")
+	case policy.On():
+		return nil
+	}
+	for _, name := range []string{"sandbox-network", "sandbox-writable", "sandbox-deny-read", "sandbox-allow-host"} {
+		if !given(name) {
+			continue
+		}
+		mode := "--sandbox workspace-write (or read-only)"
+		if given("sandbox-writable") { // read-only would ignore the paths
+			mode = "--sandbox workspace-write"
+		}
+		return fmt.Errorf("--%s confines nothing without a sandbox mode: add %s, or set sandbox.mode", name, mode)
+	}
+	return nil
 }
 
 // configFile reads the config file of c (see [configPath]); nil when the default one is missing.

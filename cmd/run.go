@@ -147,8 +147,9 @@ func addSandboxFlags(fs *pflag.FlagSet) {
 	fs.StringArray("sandbox-writable", nil, "a `PATH` a workspace-write command may write besides the cwd (repeatable)")
 	fs.StringArray("sandbox-deny-read", nil, "a `PATH` a sandboxed command sees as absent or empty (repeatable;\n"+
 		"added to sandbox.denyRead: ~/.ssh, ~/.aws, ~/.gnupg, … by default)")
-	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable):\n"+
-		"github.com:443, *.npmjs.org:443 (names below npmjs.org), 127.0.0.1:5432, [::1]:8080")
+	fs.StringArray("sandbox-allow-host", nil, "a `HOST:PORT` that network proxy lets through (repeatable; the flags replace\n"+
+		"sandbox.allowHosts): github.com:443, *.npmjs.org:443 (names below npmjs.org),\n"+
+		"127.0.0.1:5432, [::1]:8080")
 }
 
 // addTargetFlag adds --target, where the command runs or is found (reference §15).

@@ -66,10 +66,66 @@ func TestSandboxFlags(t *testing.T) {
 	if _, usage := errors.AsType[usageError](err); !usage || !strings.HasPrefix(err.Error(), "--sandbox-allow-host: only network: proxy uses it") {
 		t.Errorf("flag hosts, flag on: %v", err)
 	}
+	// From a flag, hosts replace the file's and the environment's list (a flag says this command's hosts).
+	path = writeConfig(t, "sandbox:\n  allowHosts: [github.com:443]\n")
+	cfg, _, err = loadRun(t, []string{"AGENTBASH_SANDBOX_ALLOWHOSTS=a:1"}, "--config", path, "--sandbox", "workspace-write",
+		"--sandbox-network", "proxy", "--sandbox-allow-host", "b:2")
+	if p := cfg.Sandbox.Policy(); err != nil || !slices.Equal(p.AllowHosts, []string{"b:2"}) {
+		t.Errorf("flag hosts over file and environment: %+v, %v", p, err)
+	}
 	// The same values from the file are config errors naming the file and the key.
 	path = writeConfig(t, "sandbox:\n  network: proxy\n  allowHosts: [github.com]\n")
 	_, _, err = loadRun(t, nil, "--config", path)
 	if _, cfgErr := errors.AsType[configError](err); !cfgErr || !strings.Contains(err.Error(), path+`: sandbox.allowHosts: "github.com": want HOST:PORT`) {
 		t.Errorf("file: err = %v", err)
+	}
+}
+
+// A sandbox flag the rest of the settings would not use is a usage error whose fix is whole: following it
+// meets no second refusal (the fix is tried too).
+func TestSandboxFlagsWholeFix(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		want string // the error's text; "" for none
+		fix  []string
+	}{
+		{nil, []string{"--sandbox-allow-host", "a:1"}, "--sandbox-allow-host: only network: proxy uses it, and only with a " +
+			"sandbox mode (add --sandbox workspace-write --sandbox-network proxy, or set sandbox.mode and sandbox.network: proxy)",
+			[]string{"--sandbox", "workspace-write", "--sandbox-network", "proxy"}},
+		{nil, []string{"--sandbox-network", "on", "--sandbox-allow-host", "a:1"}, "--sandbox-allow-host: only network: proxy " +
+			"uses it, and only with a sandbox mode", []string{"--sandbox", "workspace-write", "--sandbox-network", "proxy"}},
+		{nil, []string{"--sandbox", "read-only", "--sandbox-allow-host", "a:1"}, "--sandbox-allow-host: only network: proxy " +
+			"uses it (add --sandbox-network proxy, or set sandbox.network: proxy)", []string{"--sandbox-network", "proxy"}},
+		{[]string{"AGENTBASH_SANDBOX_NETWORK=proxy"}, []string{"--sandbox-allow-host", "a:1"},
+			"--sandbox-allow-host confines nothing without a sandbox mode: add --sandbox workspace-write (or read-only), or set sandbox.mode",
+			[]string{"--sandbox", "read-only"}},
+		{nil, []string{"--sandbox-network", "proxy", "--sandbox-allow-host", "a:1"},
+			"--sandbox-network confines nothing without a sandbox mode: add --sandbox workspace-write (or read-only), or set sandbox.mode",
+			[]string{"--sandbox", "workspace-write"}},
+		{nil, []string{"--sandbox-writable", "/tmp"},
+			"--sandbox-writable confines nothing without a sandbox mode: add --sandbox workspace-write, or set sandbox.mode",
+			[]string{"--sandbox", "workspace-write"}},
+		{nil, []string{"--sandbox-network", "on", "--sandbox-writable", "/tmp"}, "--sandbox-network confines nothing without " +
+			"a sandbox mode: add --sandbox workspace-write, or set sandbox.mode", []string{"--sandbox", "workspace-write"}},
+		{nil, []string{"--sandbox", "read-only", "--sandbox-writable", "/tmp"},
+			"--sandbox-writable: read-only mode writes only in a private /tmp (use --sandbox workspace-write)",
+			[]string{"--sandbox", "workspace-write"}},
+		{nil, []string{"--sandbox-deny-read", "/x"}, "--sandbox-deny-read confines nothing without a sandbox mode: add " +
+			"--sandbox workspace-write (or read-only), or set sandbox.mode", []string{"--sandbox", "read-only"}},
+		// Writable paths from the file wait for a workspace-write command.
+		{[]string{"AGENTBASH_SANDBOX_WRITABLE=/tmp"}, []string{"--sandbox", "read-only"}, "", nil},
+	} {
+		_, _, err := loadRun(t, tc.env, tc.args...)
+		if _, usage := errors.AsType[usageError](err); tc.want != "" && (!usage || !strings.HasPrefix(err.Error(), tc.want)) ||
+			tc.want == "" && err != nil {
+			t.Errorf("%q: err = %v, want %q", tc.args, err, tc.want)
+		}
+		if tc.fix == nil {
+			continue
+		}
+		if _, _, err := loadRun(t, tc.env, append(slices.Clone(tc.args), tc.fix...)...); err != nil {
+			t.Errorf("%q with the fix %q: %v", tc.args, tc.fix, err)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -280,11 +281,36 @@ func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace s
 	if r.Sandbox != nil && r.Sandbox.On() {
 		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir, r.Workspace, workspace)
 		p.done = in.Err != nil
-		if c := p.spec.Sandbox; c != nil && c.Network == sandbox.NetworkProxy && len(c.AllowHosts) == 0 {
-			in.Warnings = append(in.Warnings, texts.SandboxNoHosts)
+		if c := p.spec.Sandbox; c != nil && c.Network == sandbox.NetworkProxy {
+			if len(c.AllowHosts) == 0 {
+				in.Warnings = append(in.Warnings, texts.SandboxNoHosts)
+			}
+			if names := proxyNames(r.Env); names != "" {
+				in.Warnings = append(in.Warnings, fmt.Sprintf(texts.SandboxProxyEnv, names))
+			}
 		}
 	}
 	return p
+}
+
+// proxyNames is the proxy variables that env (the request's own layers) sets and network proxy replaces
+// (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY in any case), as "A", "A and B" or "A, B and C"; "" for
+// none. Such a request meant them for the command, which never sees them.
+func proxyNames(env []string) string {
+	var names []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch strings.ToUpper(name) {
+		case "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY":
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // userSnapshot returns the path of the bash snapshot to source through BASH_ENV, or "" (§3.7). A user

@@ -340,9 +340,13 @@ func (c Confinement) Hint(output string) string {
 	// With the proxy, a connection or a name that failed on its own (not a proxy's answer, which says what
 	// it refused) is a program that went around it.
 	if c.Network == NetworkOff || c.Network == NetworkProxy && !strings.Contains(lower, "agentbash sandbox proxy:") {
-		for _, sign := range []string{"could not resolve", "temporary failure in name resolution", "name or service not known",
-			"no address associated", "network is unreachable", "getaddrinfo", "enotfound", "eai_again",
-			"failed to establish a new connection", "couldn't connect to server", "connection refused"} {
+		// The words of libc (curl, wget, git, Python, ssh, psql), Go ("no such host"), Rust ("failed to lookup
+		// address"), Java and Node's error codes (npm, yarn).
+		for _, sign := range []string{"could not resolve", "couldn't resolve", "unable to resolve",
+			"temporary failure in name resolution", "name or service not known", "no address associated", "no such host",
+			"failed to lookup address", "unknownhostexception", "getaddrinfo", "enotfound", "eai_again",
+			"network is unreachable", "no route to host", "enetunreach", "ehostunreach",
+			"failed to establish a new connection", "couldn't connect to server", "connection refused", "econnrefused"} {
 			if !strings.Contains(lower, sign) {
 				continue
 			}

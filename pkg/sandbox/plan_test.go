@@ -128,6 +128,22 @@ func TestHint(t *testing.T) {
 		{proxied, `Get "http://127.0.0.1:8080/": dial tcp 127.0.0.1:8080: connect: connection refused`, "Go's HTTP client"},
 		{proxied, "agentbash sandbox proxy: cannot connect to 127.0.0.1:8080: dial tcp 127.0.0.1:8080: connect: connection refused", ""},
 		{proxied, "curl: (56) CONNECT tunnel failed, response 403", ""},
+		// Each tool's own words for a name that did not resolve or a host not reached.
+		{proxied, "Error: connect ECONNREFUSED 127.0.0.1:3000", "only through agentbash's proxy"},
+		{ws, "connect ECONNREFUSED 127.0.0.1:9", "network is off"},
+		{ws, "connect ENETUNREACH 10.1.2.3:80 - Local (0.0.0.0:0)", "network is off"},
+		{ws, "Error: connect EHOSTUNREACH 10.1.2.3:443", "network is off"},
+		{ws, "npm error request to https://registry.npmjs.org/left-pad failed, reason: getaddrinfo EAI_AGAIN registry.npmjs.org", "network is off"},
+		{ws, "npm ERR! code ECONNREFUSED", "network is off"},
+		{ws, "error An unexpected error occurred: \"https://registry.yarnpkg.com/x: getaddrinfo ENOTFOUND registry.yarnpkg.com\".", "network is off"},
+		{ws, "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(': Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')'", "network is off"},
+		{ws, "  [6] Could not resolve hostname (Could not resolve host: index.crates.io)", "network is off"},
+		{ws, `go: rsc.io/quote@v1.5.2: Get "https://proxy.golang.org/rsc.io/quote/@v/list": dial tcp: lookup proxy.golang.org: no such host`, "network is off"},
+		{ws, "error sending request for url (https://x.org/): dns error: failed to lookup address information: Name or service not known", "network is off"},
+		{ws, "java.net.UnknownHostException: repo.maven.apache.org", "network is off"},
+		{ws, "wget: unable to resolve host address ‘example.com’", "network is off"},
+		{ws, "curl: (6) Couldn't resolve host 'example.com'", "network is off"},
+		{ws, "ssh: connect to host 10.1.2.3 port 22: No route to host", "network is off"},
 	} {
 		got := tc.c.Hint(tc.output)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

@@ -144,6 +144,12 @@ const (
 	// SandboxBlockedHow follows them: what would let a host through.
 	SandboxBlockedHow = "[Sandbox: only sandbox.allowHosts are reached, through the proxy; the user who starts agentbash " +
 		"adds a host with --sandbox-allow-host HOST:PORT (or in the config)]"
-	SandboxNoHosts       = "sandbox.network is proxy with an empty sandbox.allowHosts: no host is reachable " +
+	SandboxNoHosts = "sandbox.network is proxy with an empty sandbox.allowHosts: no host is reachable " +
 		"(the user who starts agentbash adds them: --sandbox-allow-host HOST:PORT)"
+	// SandboxProxyEnv: the request's environment set proxy variables (their names, "A and B") that network
+	// proxy replaces.
+	SandboxProxyEnv = "the sandbox's network proxy replaces %s of the request's environment: the command gets " +
+		"HTTP_PROXY, HTTPS_PROXY and ALL_PROXY pointing at the proxy and no NO_PROXY; to reach a server the command " +
+		"starts itself on its own loopback, set NO_PROXY inside the command (NO_PROXY=127.0.0.1,localhost CMD, " +
+		"or export it) or use curl --noproxy '*'"
 )

@@ -26,6 +26,10 @@ func TestTextsVerbatim(t *testing.T) {
 		{WarningPrefix + "x", "agentbash: warning: x"},
 		{fmt.Sprintf(TaskStarted, "7", 4242, "npm run dev"), "Started task 7 (pid 4242): npm run dev"},
 		{NoNewOutput, "(no new output)"},
+		{fmt.Sprintf(SandboxProxyEnv, "NO_PROXY and https_proxy"), "the sandbox's network proxy replaces NO_PROXY and " +
+			"https_proxy of the request's environment: the command gets HTTP_PROXY, HTTPS_PROXY and ALL_PROXY pointing " +
+			"at the proxy and no NO_PROXY; to reach a server the command starts itself on its own loopback, set " +
+			"NO_PROXY inside the command (NO_PROXY=127.0.0.1,localhost CMD, or export it) or use curl --noproxy '*'"},
 		{fmt.Sprintf(TaskRunning, "7", 4242, "npm run dev"), "Task 7 is running (pid 4242): npm run dev"},
 		{fmt.Sprintf(ReadSkipped, "2.0MB", "17"), "[Skipped 2.0MB since the last read. Full: artifact://17]"},
 		{fmt.Sprintf(ReadSkippedPartial, "2.0MB", "17"), "[Skipped 2.0MB since the last read. Partial (capped at artifacts.maxBytes): artifact://17]"},
