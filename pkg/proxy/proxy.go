@@ -583,8 +583,7 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	resp.Close = resp.Close || req.Close
 	if !req.ProtoAtLeast(1, 1) && len(resp.TransferEncoding) > 0 { // an HTTP/1.0 client knows no chunks
 		resp.TransferEncoding, resp.Close = nil, true // the body, decoded, ends with the connection
-		err = resp.Write(c)
-		resp.Body.Close()
+		err = writeWhole(c, resp)
 	} else {
 		err = writeResponse(c, up, resp)
 	}
@@ -669,9 +668,7 @@ func (headOnly) Read([]byte) (int, error) { return 0, errHeadWritten }
 // would start. A chunked body goes through Response.Write whole.
 func writeResponse(c net.Conn, up *upstream, resp *http.Response) error {
 	if resp.Body == http.NoBody || resp.ContentLength == 0 || len(resp.TransferEncoding) > 0 {
-		err := resp.Write(c)
-		resp.Body.Close()
-		return err
+		return writeWhole(c, resp)
 	}
 	// resp.Body is left unread and unclosed: closing it would read the body from up.br.
 	var head bytes.Buffer
@@ -703,6 +700,15 @@ func writeResponse(c net.Conn, up *upstream, resp *http.Response) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// writeWhole sends the client resp, body and all, through Response.Write. The body is never closed: closing
+// a body not read to its end reads the rest of it from the host, and Response.Write closes the body it was
+// given even when writing to the client failed, so a download the client gave up on would go on, at the
+// host's pace or without end, for nobody. After an error the caller drops the host's connection instead.
+func writeWhole(c net.Conn, resp *http.Response) error {
+	resp.Body = io.NopCloser(resp.Body)
+	return resp.Write(c)
 }
 
 // response reads the host's response to req, passing interim (1xx) responses on to the client; interim
