@@ -522,32 +522,32 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // none (Write would add Go's)
 	}
-	var wrote chan error
+	var s *sending
+	var w *clientWatch
 	var resp *http.Response
 	for {
-		wrote = make(chan error, 1)
-		p.wg.Add(1)
-		go func(up *upstream) { // the body may wait for a 100 Continue that the response loop passes on
-			defer p.wg.Done()
-			err := req.Write(up.bw)
-			if err == nil {
-				err = up.bw.Flush()
-			}
-			wrote <- err
-		}(up)
+		s = p.send(up, req)
+		w = watch(c, br, s, up.conn)
 		var interim bool
 		resp, interim, err = p.response(c, up, req)
-		if err == nil || !reused || interim || req.Body != http.NoBody || !closedBeforeAnswer(err) {
+		if err == nil {
+			break
+		}
+		if w.end() {
+			err = errClientGone
+		}
+		if err == errClientGone || !reused || interim || req.Body != http.NoBody || !closedBeforeAnswer(err) {
 			break
 		}
 		// A kept connection the host closed meanwhile (its idle timeout): once more on a new one, as a
 		// client would (a request without a body is sent again as it was).
-		<-wrote
+		s.wait()
 		up.close(p)
 		if up, reused = p.dialUpstream(c, host, port), false; up == nil {
 			return false, nil
 		}
 	}
+	defer w.end() // before the client's next request is read
 	if err != nil {
 		up.close(p)
 		if err != errClientGone {
@@ -558,12 +558,12 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 			p.reply(c, answer{http.StatusBadGateway, kind, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err)}, host, port)
 		}
 		c.Close() // the body's writer may be waiting for the client
-		<-wrote
+		s.wait()
 		return false, nil
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		err := resp.Write(c) // the head: a 101 has no body
-		if werr := <-wrote; err == nil && werr == nil {
+		if werr := s.wait(); !w.end() && err == nil && werr == nil {
 			if n := up.br.Buffered(); n > 0 {
 				b, _ := up.br.Peek(n)
 				_, err = c.Write(b)
@@ -589,18 +589,96 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	}
 	var werr error
 	select {
-	case werr = <-wrote:
+	case <-s.done:
+		werr = s.err
 	case <-time.After(time.Second): // the host answered before it read the whole body: this connection cannot go on
 		werr = errors.New("the request's body was not sent in full")
 		up.close(p)
 		c.Close()
-		<-wrote
+		s.wait()
 	}
 	if err != nil || werr != nil || resp.Close {
 		up.close(p)
 		return false, nil
 	}
 	return true, up
+}
+
+// sending is a request being written to its host, in a goroutine of its own: its body may wait for a 100
+// Continue that the response loop passes on.
+type sending struct {
+	done chan struct{}
+	err  error // once done is closed
+}
+
+func (p *Proxy) send(up *upstream, req *http.Request) *sending {
+	s := &sending{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(s.done)
+		if s.err = req.Write(up.bw); s.err == nil {
+			s.err = up.bw.Flush()
+		}
+	}()
+	return s
+}
+
+// wait waits for the request to be sent, and says whether it failed.
+func (s *sending) wait() error {
+	<-s.done
+	return s.err
+}
+
+// clientWatch notices a client that goes away while its request is served. A host may take its time to
+// answer (a long poll) or stop in the middle of a body, and only a write to the client would show that it
+// left: its slot would stay taken until the host ends, maybe never. Once the request is sent, body and all
+// (nothing else reads the client's connection then), the watch reads ahead on the client's connection
+// (what it reads stays in br, for the next request); at its end, or an error, it closes the host's
+// connection, which ends whatever waits on the host. A client that only ends its writing counts as gone, as
+// for net/http's server. end stops the watch, before anything else reads the client's connection again.
+type clientWatch struct {
+	c     net.Conn
+	stop  chan struct{}
+	done  chan struct{}
+	gone  bool // once done is closed
+	ended bool
+}
+
+func watch(c net.Conn, br *bufio.Reader, s *sending, up net.Conn) *clientWatch {
+	w := &clientWatch{c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		select {
+		case <-s.done:
+		case <-w.stop:
+			return
+		}
+		for n := 1; n <= br.Size(); n = br.Buffered() + 1 { // a next request stays, until the buffer is full
+			if _, err := br.Peek(n); err != nil {
+				select {
+				case <-w.stop: // end's deadline
+				default:
+					w.gone = true
+					up.Close()
+				}
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch (a read deadline in the past ends its read), and says whether the client went away.
+func (w *clientWatch) end() bool {
+	if !w.ended {
+		w.ended = true
+		close(w.stop)
+		_ = w.c.SetReadDeadline(time.Unix(1, 0))
+		<-w.done
+		_ = w.c.SetReadDeadline(time.Time{})
+	}
+	return w.gone
 }
 
 var (
