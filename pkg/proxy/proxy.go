@@ -48,7 +48,7 @@ const (
 	MaxDenied       = 100              // distinct host:port refusals listed; the rest are one OtherHosts entry
 	OtherHosts      = "(other hosts)"  // the Host of that entry
 	maxRequestHead  = 64 << 10         // a request's line and headers
-	maxResponseHead = 1 << 20          // a response's status line and headers
+	maxResponseHead = 256 << 10        // a response's status line and headers (128 connections: 32 MiB at most)
 	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
 	dialTimeout     = 30 * time.Second // resolving a name and connecting to one of its addresses
 )
@@ -683,7 +683,7 @@ func (w *clientWatch) end() bool {
 
 var (
 	errClientGone   = errors.New("the client went away")
-	errResponseHead = errors.New("its response's head is over 1 MiB")
+	errResponseHead = errors.New("its response's head is over 256 KiB")
 )
 
 // dialUpstream is a new connection to host:port for absolute-form requests, or nil once the client was
