@@ -370,7 +370,7 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 		}
 		return []netip.Addr{a}, nil
 	}
-	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", lookupName(host))
 	if err != nil {
 		return nil, err
 	}
@@ -391,6 +391,18 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 			"itself) may reach, not %s", errNotReached, refused[0], by)
 	}
 	return nil, fmt.Errorf("no address for %s", host)
+}
+
+// lookupName is the name a canonical host name (no trailing dot) is resolved by. A name of several labels
+// gets its trailing dot back: fully qualified, it is never tried under resolv.conf's search domains (pypi.org
+// without an answer of its own would reach pypi.org.corp.example, a name the allow-list never named). A
+// name of one label stays as it is: the search list is what a short name (an intranet's) means, and
+// /etc/hosts keeps such names without a dot (Go's resolver finds localhost there, not localhost.).
+func lookupName(host string) string {
+	if strings.Contains(host, ".") {
+		return host + "."
+	}
+	return host
 }
 
 // metadataAddrs are cloud metadata services outside the link-local range (AWS's IPv6 one, Alibaba's).

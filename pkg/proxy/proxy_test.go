@@ -588,11 +588,14 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// fakeResolver answers each name with its answers in turn, the last one again once they run out.
+// fakeResolver answers each name with its answers in turn, the last one again once they run out. Like Go's
+// resolver with resolv.conf's `search corp.test` (and ndots 1), a name asked without its trailing dot that
+// has no answer is tried again under corp.test; asked keeps the names as asked.
 type fakeResolver struct {
 	mu      sync.Mutex
 	answers map[string][][]netip.Addr
 	calls   map[string]int
+	asked   []string
 }
 
 func resolver(answers map[string][]string) *fakeResolver {
@@ -612,13 +615,20 @@ func resolver(answers map[string][]string) *fakeResolver {
 func (r *fakeResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := r.calls[host]
-	r.calls[host]++
-	list := r.answers[host]
-	if len(list) == 0 {
-		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+	r.asked = append(r.asked, host)
+	name, rooted := strings.CutSuffix(host, ".")
+	tries := []string{name}
+	if !rooted {
+		tries = append(tries, name+".corp.test")
 	}
-	return list[min(n, len(list)-1)], nil
+	for _, name := range tries {
+		if list := r.answers[name]; len(list) > 0 {
+			n := r.calls[name]
+			r.calls[name]++
+			return list[min(n, len(list)-1)], nil
+		}
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
 func (r *fakeResolver) count(host string) int {
