@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,10 @@ type Config struct {
 	// OnDeny, if set, is called after each refusal with everything refused so far (Denied), from the
 	// connection's goroutine: it must not block.
 	OnDeny func([]Denial)
+	// OwnAddrs are the machine's own addresses, which a name only a wildcard allows may not resolve to; nil
+	// is the addresses of its interfaces (net.InterfaceAddrs: the proxy serves in the host's network
+	// namespace), read again at each lookup that needs them.
+	OwnAddrs []netip.Addr
 }
 
 // Denial is one host:port the proxy refused, with how many times (details.sandbox.denied). Past
@@ -374,6 +379,7 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 	if err != nil {
 		return nil, err
 	}
+	ownOrMetadata := p.ownOrMetadata()
 	var out, refused []netip.Addr
 	for _, a := range resolved {
 		a = a.Unmap()
@@ -405,18 +411,50 @@ func lookupName(host string) string {
 	return host
 }
 
-// metadataAddrs are cloud metadata services outside the link-local range (AWS's IPv6 one, Alibaba's).
-var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200")}
+// metadataAddrs are cloud metadata services outside the link-local range: AWS's IPv6 one, Alibaba's,
+// Azure's wire server, Oracle's.
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("192.0.0.192")}
 
-// ownOrMetadata says whether a is the machine's own (loopback), link-local (169.254.169.254 among them), or
-// a cloud's metadata service: what a name only a wildcard allows may not lead to.
-func ownOrMetadata(a netip.Addr) bool {
-	for _, m := range metadataAddrs {
-		if a == m {
+// ownOrMetadata is one lookup's test of what a name only a wildcard allows may not lead to: the machine's
+// own addresses (loopback, and its interfaces': Config.OwnAddrs, read once, at the first address that is not
+// refused already), link-local ones (169.254.169.254 among them), and the metadata services of clouds
+// outside the link-local range (metadataAddrs). A private network's addresses (RFC 1918) are not among
+// them: a wildcard over a company's own names is meant to lead there. When the interfaces cannot be read,
+// every address counts as the machine's own.
+func (p *Proxy) ownOrMetadata() func(netip.Addr) bool {
+	var own []netip.Addr
+	var err error
+	read := false
+	return func(a netip.Addr) bool {
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || slices.Contains(metadataAddrs, a) {
 			return true
 		}
+		if !read {
+			read = true
+			if own = p.cfg.OwnAddrs; own == nil {
+				own, err = interfaceAddrs()
+			}
+		}
+		return err != nil || slices.Contains(own, a)
 	}
-	return a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast()
+}
+
+// interfaceAddrs are the addresses of the machine's interfaces (of the network namespace it runs in).
+func interfaceAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
 }
 
 // tunnel answers a CONNECT: the connection becomes a tunnel to the host, both ways, until either side ends.
