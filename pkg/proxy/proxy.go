@@ -288,8 +288,13 @@ func DeniedReason(host string, port int, why string) string {
 		"it (--sandbox-allow-host %s, or sandbox.allowHosts in the config)", hp, why, hp)
 }
 
+// errSpelling is target's error for a host spelled as neither a name nor an IP address in full (0x7f000001,
+// 127.1, 127.0.0.1.): nothing lets it through, and it is counted as a refusal.
+var errSpelling = errors.New("the sandbox only takes hosts spelled as names or full IP addresses")
+
 // target is the canonical host and the port a request asks for: the authority of a CONNECT, the URL of an
-// absolute-form request (http only, port 80 by default). status is what to answer when err is set.
+// absolute-form request (http only, port 80 by default). status is what to answer when err is set; for
+// errSpelling, host is the host as the request spelled it, made printable (printable).
 func target(req *http.Request) (host string, port int, status int, err error) {
 	var portText string
 	if req.Method == http.MethodConnect {
@@ -317,10 +322,37 @@ func target(req *http.Request) (host string, port int, status int, err error) {
 		return "", 0, http.StatusBadRequest, fmt.Errorf("the port of %q is not a number from 1 to 65535", req.RequestURI)
 	}
 	h, err := CanonicalHost(host)
+	if err != nil && host != "" {
+		return printable(host), port, http.StatusBadRequest, fmt.Errorf("%w (%q: %v)", errSpelling, host, err)
+	}
 	if err != nil {
 		return "", 0, http.StatusBadRequest, fmt.Errorf("%q: %v", host, err)
 	}
 	return h, port, 0, nil
+}
+
+// printable is a host as a request spelled it, made safe to show and record: printable ASCII, any other byte
+// as ?, and 253 bytes at most.
+func printable(host string) string {
+	b := []byte(host[:min(len(host), 253)])
+	for i, c := range b {
+		if c < ' ' || c > '~' {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
+
+// badTarget answers a request whose target (target) is err: a host spelled as no name or address is a
+// refusal, counted; the rest are errors of the request.
+func (p *Proxy) badTarget(c net.Conn, host string, port int, status int, err error) {
+	if !errors.Is(err, errSpelling) {
+		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		return
+	}
+	p.deny(host, port)
+	p.reply(c, answer{status, "http_request_denied", fmt.Sprintf("network access to %s is blocked: %v",
+		JoinHostPort(host, port), err)}, host, port)
 }
 
 // errNotReached is the error of a name whose addresses are all ones its entry may not reach.
@@ -461,7 +493,7 @@ func interfaceAddrs() ([]netip.Addr, error) {
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		p.badTarget(c, host, port, status, err)
 		return
 	}
 	up, a := p.reach(host, port)
@@ -551,7 +583,7 @@ func removeHop(h http.Header) (upgrade string) {
 func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (keep bool, _ *upstream) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		p.badTarget(c, host, port, status, err)
 		return false, up
 	}
 	if up != nil && (up.host != host || up.port != port || !up.alive()) {
