@@ -281,11 +281,20 @@ func (p *Proxy) reply(c net.Conn, a answer, host string, port int) {
 		"Proxy-Status: %s\r\nConnection: close\r\n\r\n%s", a.status, http.StatusText(a.status), len(text), ps, text)
 }
 
-// DeniedReason is the text a refused request gets back: what was refused, and what would allow it.
+// DeniedReason is the text a refused request gets back: what was refused, and what would allow it. For a
+// loopback destination (127.0.0.0/8, ::1, localhost) it also says how a command reaches a server it started
+// itself: that one is on the sandbox's own loopback, reached directly, where an allowHosts entry would reach
+// the host's.
 func DeniedReason(host string, port int, why string) string {
 	hp := JoinHostPort(host, port)
-	return fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
+	text := fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
 		"it (--sandbox-allow-host %s, or sandbox.allowHosts in the config)", hp, why, hp)
+	if a, err := netip.ParseAddr(host); host == "localhost" || err == nil && a.IsLoopback() {
+		text += fmt.Sprintf(", and that reaches port %d of the host's loopback. A server the command started "+
+			"itself is on the sandbox's own loopback and is reached directly, not through this proxy: curl "+
+			"--noproxy '*', or NO_PROXY=127.0.0.1,localhost set inside the command", port)
+	}
+	return text
 }
 
 // errSpelling is target's error for a host spelled as neither a name nor an IP address in full (0x7f000001,

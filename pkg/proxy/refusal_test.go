@@ -38,3 +38,28 @@ func TestUnreadableHostCounted(t *testing.T) {
 		t.Errorf("Denied() = %v,\nwant %v", got, want)
 	}
 }
+
+// A refused loopback destination (127.0.0.0/8, ::1, localhost) is most likely a server the command started
+// itself: the 403 says how to reach that one (directly, not through the proxy), and that an allowHosts entry
+// would reach the host's port instead. Its first sentence stays what scripts match.
+func TestLoopbackRefusalSaysHowToReachItsOwn(t *testing.T) {
+	_, addr := startProxy(t, Config{Allow: allowList(t, "example.test:80")})
+	for _, target := range []string{"127.0.0.1:5000", "127.0.0.2:5000", "[::1]:5000", "localhost:5000", "example.test:5000",
+		"10.0.0.1:5000"} {
+		c := dial(t, addr)
+		c.send("CONNECT " + target + " HTTP/1.1\r\n\r\n")
+		resp, body := c.response("CONNECT")
+		if resp.StatusCode != http.StatusForbidden ||
+			!strings.HasPrefix(body, "agentbash sandbox proxy: network access to "+target+" is blocked: it is not in sandbox.allowHosts. ") ||
+			!strings.Contains(body, "--sandbox-allow-host "+target+", or sandbox.allowHosts in the config") ||
+			strings.Count(body, "\n") != 1 {
+			t.Errorf("CONNECT %s: %s %q", target, resp.Status, body)
+		}
+		loopback := !strings.HasPrefix(target, "example") && !strings.HasPrefix(target, "10.")
+		says := strings.Contains(body, "curl --noproxy '*'") && strings.Contains(body, "NO_PROXY=127.0.0.1,localhost") &&
+			strings.Contains(body, "port 5000 of the host's loopback")
+		if says != loopback {
+			t.Errorf("CONNECT %s: how to reach the command's own server said: %v, want %v: %q", target, says, loopback, body)
+		}
+	}
+}
