@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Pattern is one sandbox.allowHosts entry: a host and a port. The host is an IP address, a name, or a
@@ -34,7 +35,17 @@ func ParsePattern(s string) (Pattern, error) {
 	bad := func(why string) (Pattern, error) {
 		return Pattern{}, fmt.Errorf("%q: %s", s, why)
 	}
-	if strings.Contains(s, "://") || strings.Contains(s, "/") {
+	if fields := strings.Fields(s); strings.Contains(s, ",") ||
+		len(fields) > 1 && strings.Contains(fields[0], ":") && strings.Contains(fields[len(fields)-1], ":") {
+		return bad("one HOST:PORT per entry (commas separate entries only in AGENTBASH_SANDBOX_ALLOWHOSTS): " +
+			"--sandbox-allow-host once for each, one list item each in the config")
+	}
+	if before, _, ok := strings.Cut(s, "/"); ok && !strings.Contains(s, "://") {
+		if _, err := netip.ParseAddr(strings.TrimPrefix(before, "[")); err == nil {
+			return bad("a network range cannot be allowed: name each host (192.168.0.10:80)")
+		}
+	}
+	if strings.Contains(s, "/") {
 		return bad("want HOST:PORT, not a URL (github.com:443 for https://github.com/…)")
 	}
 	i := strings.LastIndexByte(s, ':')
@@ -61,6 +72,18 @@ func ParsePattern(s string) (Pattern, error) {
 	wild := false
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		wild, host = true, rest
+	}
+	if strings.Contains(host, "*") {
+		return bad("not a host name: a wildcard is *. followed by a domain (*.example.com:443), at the start only")
+	}
+	if rest, ok := strings.CutPrefix(host, "."); ok && !wild {
+		if name, err := CanonicalHost(rest); err == nil && !strings.HasPrefix(rest, ".") {
+			if _, err := netip.ParseAddr(name); err == nil || !strings.Contains(name, ".") {
+				return bad(fmt.Sprintf("a leading dot: write %s", JoinHostPort(name, port)))
+			}
+			return bad(fmt.Sprintf("a leading dot: write %s for the names below %s, and %s for the name itself",
+				JoinHostPort("*."+name, port), name, JoinHostPort(name, port)))
+		}
 	}
 	h, err := CanonicalHost(host)
 	if err != nil {
@@ -219,6 +242,12 @@ func CanonicalHost(host string) (string, error) {
 			c := label[i]
 			switch {
 			case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			case c >= utf8.RuneSelf:
+				if r, _ := utf8.DecodeRuneInString(label[i:]); r != utf8.RuneError {
+					return "", fmt.Errorf("not a host name: %q is not a letter, digit, - or _: an internationalized "+
+						"name is written in its xn-- (punycode) form", r)
+				}
+				return "", errors.New("not a host name: it is not UTF-8")
 			default:
 				return "", fmt.Errorf("not a host name: %q is not a letter, digit, - or _", rune(c))
 			}

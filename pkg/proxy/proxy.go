@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,10 @@ type Config struct {
 	// OnDeny, if set, is called after each refusal with everything refused so far (Denied), from the
 	// connection's goroutine: it must not block.
 	OnDeny func([]Denial)
+	// OwnAddrs are the machine's own addresses, which a name only a wildcard allows may not resolve to; nil
+	// is the addresses of its interfaces (net.InterfaceAddrs: the proxy serves in the host's network
+	// namespace), read again at each lookup that needs them.
+	OwnAddrs []netip.Addr
 }
 
 // Denial is one host:port the proxy refused, with how many times (details.sandbox.denied). Past
@@ -48,7 +53,7 @@ const (
 	MaxDenied       = 100              // distinct host:port refusals listed; the rest are one OtherHosts entry
 	OtherHosts      = "(other hosts)"  // the Host of that entry
 	maxRequestHead  = 64 << 10         // a request's line and headers
-	maxResponseHead = 1 << 20          // a response's status line and headers
+	maxResponseHead = 256 << 10        // a response's status line and headers (128 connections: 32 MiB at most)
 	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
 	dialTimeout     = 30 * time.Second // resolving a name and connecting to one of its addresses
 )
@@ -276,15 +281,29 @@ func (p *Proxy) reply(c net.Conn, a answer, host string, port int) {
 		"Proxy-Status: %s\r\nConnection: close\r\n\r\n%s", a.status, http.StatusText(a.status), len(text), ps, text)
 }
 
-// DeniedReason is the text a refused request gets back: what was refused, and what would allow it.
+// DeniedReason is the text a refused request gets back: what was refused, and what would allow it. For a
+// loopback destination (127.0.0.0/8, ::1, localhost) it also says how a command reaches a server it started
+// itself: that one is on the sandbox's own loopback, reached directly, where an allowHosts entry would reach
+// the host's.
 func DeniedReason(host string, port int, why string) string {
 	hp := JoinHostPort(host, port)
-	return fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
+	text := fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
 		"it (--sandbox-allow-host %s, or sandbox.allowHosts in the config)", hp, why, hp)
+	if a, err := netip.ParseAddr(host); host == "localhost" || err == nil && a.IsLoopback() {
+		text += fmt.Sprintf(", and that reaches port %d of the host's loopback. A server the command started "+
+			"itself is on the sandbox's own loopback and is reached directly, not through this proxy: curl "+
+			"--noproxy '*', or NO_PROXY=127.0.0.1,localhost set inside the command", port)
+	}
+	return text
 }
 
+// errSpelling is target's error for a host spelled as neither a name nor an IP address in full (0x7f000001,
+// 127.1, 127.0.0.1.): nothing lets it through, and it is counted as a refusal.
+var errSpelling = errors.New("the sandbox only takes hosts spelled as names or full IP addresses")
+
 // target is the canonical host and the port a request asks for: the authority of a CONNECT, the URL of an
-// absolute-form request (http only, port 80 by default). status is what to answer when err is set.
+// absolute-form request (http only, port 80 by default). status is what to answer when err is set; for
+// errSpelling, host is the host as the request spelled it, made printable (printable).
 func target(req *http.Request) (host string, port int, status int, err error) {
 	var portText string
 	if req.Method == http.MethodConnect {
@@ -312,10 +331,37 @@ func target(req *http.Request) (host string, port int, status int, err error) {
 		return "", 0, http.StatusBadRequest, fmt.Errorf("the port of %q is not a number from 1 to 65535", req.RequestURI)
 	}
 	h, err := CanonicalHost(host)
+	if err != nil && host != "" {
+		return printable(host), port, http.StatusBadRequest, fmt.Errorf("%w (%q: %v)", errSpelling, host, err)
+	}
 	if err != nil {
 		return "", 0, http.StatusBadRequest, fmt.Errorf("%q: %v", host, err)
 	}
 	return h, port, 0, nil
+}
+
+// printable is a host as a request spelled it, made safe to show and record: printable ASCII, any other byte
+// as ?, and 253 bytes at most.
+func printable(host string) string {
+	b := []byte(host[:min(len(host), 253)])
+	for i, c := range b {
+		if c < ' ' || c > '~' {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
+
+// badTarget answers a request whose target (target) is err: a host spelled as no name or address is a
+// refusal, counted; the rest are errors of the request.
+func (p *Proxy) badTarget(c net.Conn, host string, port int, status int, err error) {
+	if !errors.Is(err, errSpelling) {
+		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		return
+	}
+	p.deny(host, port)
+	p.reply(c, answer{status, "http_request_denied", fmt.Sprintf("network access to %s is blocked: %v",
+		JoinHostPort(host, port), err)}, host, port)
 }
 
 // errNotReached is the error of a name whose addresses are all ones its entry may not reach.
@@ -370,10 +416,11 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 		}
 		return []netip.Addr{a}, nil
 	}
-	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", host)
+	resolved, err := p.cfg.Resolver.LookupNetIP(ctx, "ip", lookupName(host))
 	if err != nil {
 		return nil, err
 	}
+	ownOrMetadata := p.ownOrMetadata()
 	var out, refused []netip.Addr
 	for _, a := range resolved {
 		a = a.Unmap()
@@ -396,25 +443,69 @@ func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip
 	return nil, fmt.Errorf("no address for %s", host)
 }
 
-// metadataAddrs are cloud metadata services outside the link-local range (AWS's IPv6 one, Alibaba's).
-var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200")}
+// lookupName is the name a canonical host name (no trailing dot) is resolved by. A name of several labels
+// gets its trailing dot back: fully qualified, it is never tried under resolv.conf's search domains (pypi.org
+// without an answer of its own would reach pypi.org.corp.example, a name the allow-list never named). A
+// name of one label stays as it is: the search list is what a short name (an intranet's) means, and
+// /etc/hosts keeps such names without a dot (Go's resolver finds localhost there, not localhost.).
+func lookupName(host string) string {
+	if strings.Contains(host, ".") {
+		return host + "."
+	}
+	return host
+}
 
-// ownOrMetadata says whether a is the machine's own (loopback), link-local (169.254.169.254 among them), or
-// a cloud's metadata service: what a name only a wildcard allows may not lead to.
-func ownOrMetadata(a netip.Addr) bool {
-	for _, m := range metadataAddrs {
-		if a == m {
+// metadataAddrs are cloud metadata services outside the link-local range: AWS's IPv6 one, Alibaba's,
+// Azure's wire server, Oracle's.
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("192.0.0.192")}
+
+// ownOrMetadata is one lookup's test of what a name only a wildcard allows may not lead to: the machine's
+// own addresses (loopback, and its interfaces': Config.OwnAddrs, read once, at the first address that is not
+// refused already), link-local ones (169.254.169.254 among them), and the metadata services of clouds
+// outside the link-local range (metadataAddrs). A private network's addresses (RFC 1918) are not among
+// them: a wildcard over a company's own names is meant to lead there. When the interfaces cannot be read,
+// every address counts as the machine's own.
+func (p *Proxy) ownOrMetadata() func(netip.Addr) bool {
+	var own []netip.Addr
+	var err error
+	read := false
+	return func(a netip.Addr) bool {
+		if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || slices.Contains(metadataAddrs, a) {
 			return true
 		}
+		if !read {
+			read = true
+			if own = p.cfg.OwnAddrs; own == nil {
+				own, err = interfaceAddrs()
+			}
+		}
+		return err != nil || slices.Contains(own, a)
 	}
-	return a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast()
+}
+
+// interfaceAddrs are the addresses of the machine's interfaces (of the network namespace it runs in).
+func interfaceAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				out = append(out, ip.Unmap())
+			}
+		}
+	}
+	return out, nil
 }
 
 // tunnel answers a CONNECT: the connection becomes a tunnel to the host, both ways, until either side ends.
 func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		p.badTarget(c, host, port, status, err)
 		return
 	}
 	up, a := p.reach(host, port)
@@ -504,7 +595,7 @@ func removeHop(h http.Header) (upgrade string) {
 func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *upstream) (keep bool, _ *upstream) {
 	host, port, status, err := target(req)
 	if err != nil {
-		p.reply(c, answer{status, "http_request_error", err.Error()}, "", 0)
+		p.badTarget(c, host, port, status, err)
 		return false, up
 	}
 	if up != nil && (up.host != host || up.port != port || !up.alive()) {
@@ -525,32 +616,32 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	if _, ok := req.Header["User-Agent"]; !ok {
 		req.Header["User-Agent"] = []string{""} // none (Write would add Go's)
 	}
-	var wrote chan error
+	var s *sending
+	var w *clientWatch
 	var resp *http.Response
 	for {
-		wrote = make(chan error, 1)
-		p.wg.Add(1)
-		go func(up *upstream) { // the body may wait for a 100 Continue that the response loop passes on
-			defer p.wg.Done()
-			err := req.Write(up.bw)
-			if err == nil {
-				err = up.bw.Flush()
-			}
-			wrote <- err
-		}(up)
+		s = p.send(up, req)
+		w = watch(c, br, s, up.conn)
 		var interim bool
 		resp, interim, err = p.response(c, up, req)
-		if err == nil || !reused || interim || req.Body != http.NoBody || !closedBeforeAnswer(err) {
+		if err == nil {
+			break
+		}
+		if w.end() {
+			err = errClientGone
+		}
+		if err == errClientGone || !reused || interim || req.Body != http.NoBody || !closedBeforeAnswer(err) {
 			break
 		}
 		// A kept connection the host closed meanwhile (its idle timeout): once more on a new one, as a
 		// client would (a request without a body is sent again as it was).
-		<-wrote
+		s.wait()
 		up.close(p)
 		if up, reused = p.dialUpstream(c, host, port), false; up == nil {
 			return false, nil
 		}
 	}
+	defer w.end() // before the client's next request is read
 	if err != nil {
 		up.close(p)
 		if err != errClientGone {
@@ -561,12 +652,12 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 			p.reply(c, answer{http.StatusBadGateway, kind, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err)}, host, port)
 		}
 		c.Close() // the body's writer may be waiting for the client
-		<-wrote
+		s.wait()
 		return false, nil
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		err := resp.Write(c) // the head: a 101 has no body
-		if werr := <-wrote; err == nil && werr == nil {
+		if werr := s.wait(); !w.end() && err == nil && werr == nil {
 			if n := up.br.Buffered(); n > 0 {
 				b, _ := up.br.Peek(n)
 				_, err = c.Write(b)
@@ -586,19 +677,19 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	resp.Close = resp.Close || req.Close
 	if !req.ProtoAtLeast(1, 1) && len(resp.TransferEncoding) > 0 { // an HTTP/1.0 client knows no chunks
 		resp.TransferEncoding, resp.Close = nil, true // the body, decoded, ends with the connection
-		err = resp.Write(c)
-		resp.Body.Close()
+		err = writeWhole(c, resp)
 	} else {
 		err = writeResponse(c, up, resp)
 	}
 	var werr error
 	select {
-	case werr = <-wrote:
+	case <-s.done:
+		werr = s.err
 	case <-time.After(time.Second): // the host answered before it read the whole body: this connection cannot go on
 		werr = errors.New("the request's body was not sent in full")
 		up.close(p)
 		c.Close()
-		<-wrote
+		s.wait()
 	}
 	if err != nil || werr != nil || resp.Close {
 		up.close(p)
@@ -607,9 +698,86 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	return true, up
 }
 
+// sending is a request being written to its host, in a goroutine of its own: its body may wait for a 100
+// Continue that the response loop passes on.
+type sending struct {
+	done chan struct{}
+	err  error // once done is closed
+}
+
+func (p *Proxy) send(up *upstream, req *http.Request) *sending {
+	s := &sending{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(s.done)
+		if s.err = req.Write(up.bw); s.err == nil {
+			s.err = up.bw.Flush()
+		}
+	}()
+	return s
+}
+
+// wait waits for the request to be sent, and says whether it failed.
+func (s *sending) wait() error {
+	<-s.done
+	return s.err
+}
+
+// clientWatch notices a client that goes away while its request is served. A host may take its time to
+// answer (a long poll) or stop in the middle of a body, and only a write to the client would show that it
+// left: its slot would stay taken until the host ends, maybe never. Once the request is sent, body and all
+// (nothing else reads the client's connection then), the watch reads ahead on the client's connection
+// (what it reads stays in br, for the next request); at its end, or an error, it closes the host's
+// connection, which ends whatever waits on the host. A client that only ends its writing counts as gone, as
+// for net/http's server. end stops the watch, before anything else reads the client's connection again.
+type clientWatch struct {
+	c     net.Conn
+	stop  chan struct{}
+	done  chan struct{}
+	gone  bool // once done is closed
+	ended bool
+}
+
+func watch(c net.Conn, br *bufio.Reader, s *sending, up net.Conn) *clientWatch {
+	w := &clientWatch{c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		select {
+		case <-s.done:
+		case <-w.stop:
+			return
+		}
+		for n := 1; n <= br.Size(); n = br.Buffered() + 1 { // a next request stays, until the buffer is full
+			if _, err := br.Peek(n); err != nil {
+				select {
+				case <-w.stop: // end's deadline
+				default:
+					w.gone = true
+					up.Close()
+				}
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch (a read deadline in the past ends its read), and says whether the client went away.
+func (w *clientWatch) end() bool {
+	if !w.ended {
+		w.ended = true
+		close(w.stop)
+		_ = w.c.SetReadDeadline(time.Unix(1, 0))
+		<-w.done
+		_ = w.c.SetReadDeadline(time.Time{})
+	}
+	return w.gone
+}
+
 var (
 	errClientGone   = errors.New("the client went away")
-	errResponseHead = errors.New("its response's head is over 1 MiB")
+	errResponseHead = errors.New("its response's head is over 256 KiB")
 )
 
 // dialUpstream is a new connection to host:port for absolute-form requests, or nil once the client was
@@ -672,9 +840,7 @@ func (headOnly) Read([]byte) (int, error) { return 0, errHeadWritten }
 // would start. A chunked body goes through Response.Write whole.
 func writeResponse(c net.Conn, up *upstream, resp *http.Response) error {
 	if resp.Body == http.NoBody || resp.ContentLength == 0 || len(resp.TransferEncoding) > 0 {
-		err := resp.Write(c)
-		resp.Body.Close()
-		return err
+		return writeWhole(c, resp)
 	}
 	// resp.Body is left unread and unclosed: closing it would read the body from up.br.
 	var head bytes.Buffer
@@ -706,6 +872,15 @@ func writeResponse(c net.Conn, up *upstream, resp *http.Response) error {
 		err = io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// writeWhole sends the client resp, body and all, through Response.Write. The body is never closed: closing
+// a body not read to its end reads the rest of it from the host, and Response.Write closes the body it was
+// given even when writing to the client failed, so a download the client gave up on would go on, at the
+// host's pace or without end, for nobody. After an error the caller drops the host's connection instead.
+func writeWhole(c net.Conn, resp *http.Response) error {
+	resp.Body = io.NopCloser(resp.Body)
+	return resp.Write(c)
 }
 
 // response reads the host's response to req, passing interim (1xx) responses on to the client; interim
