@@ -18,6 +18,10 @@ import (
 	"time"
 )
 
+// halfClosedTunnel is how long a tunnel lasts once one of its directions ended (relay); a variable for
+// the tests.
+var halfClosedTunnel = halfClosedTunnelDefault
+
 // Resolver resolves a name to its addresses (net.Resolver's LookupNetIP).
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
@@ -56,6 +60,7 @@ const (
 	maxResponseHead = 256 << 10        // a response's status line and headers (128 connections: 32 MiB at most)
 	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
 	dialTimeout     = 30 * time.Second // resolving a name and connecting to one of its addresses
+	halfClosedTunnelDefault = 2 * time.Minute
 )
 
 // Proxy is the proxy of one run, serving its listener until Close.
@@ -405,9 +410,9 @@ func (p *Proxy) reach(host string, port int) (net.Conn, answer) {
 }
 
 // addresses is what host may be dialled at: an address itself, or what the name resolves to, but never an
-// unspecified address (it reaches the host's loopback), and for a name only a wildcard entry allows, no
-// loopback or link-local address (a wildcard over names someone else controls must not lead to the host's
-// own services or a cloud's metadata service; ownOrMetadata).
+// unspecified address (it reaches the host's loopback), and for a name a Restricted entry allows (a
+// wildcard, or a name a request narrowed one to), none of the machine's own addresses or a cloud's
+// metadata service (a wildcard over names someone else controls must not lead there; ownOrMetadata).
 func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
 		if a.IsUnspecified() { // no entry ParsePattern makes lets it through, but an AllowList made by hand may
@@ -528,13 +533,19 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 
 // relay copies a to b and b to a until both directions ended; each end's write side is closed when its
 // source ends (TCP to TCP is spliced by the kernel).
+//
+// Once one direction ended, the other has halfClosedTunnel to end too: TCP cannot tell a client that closed
+// its end and went away from one that only finished sending, and a host that never answers the close must
+// not hold a slot until the run ends.
 func relay(a, b net.Conn) {
 	done := make(chan struct{})
 	go func() {
 		copyClose(b, a)
+		_ = b.SetReadDeadline(time.Now().Add(halfClosedTunnel))
 		close(done)
 	}()
 	copyClose(a, b)
+	_ = a.SetReadDeadline(time.Now().Add(halfClosedTunnel))
 	<-done
 }
 
