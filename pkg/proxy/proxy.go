@@ -20,7 +20,7 @@ import (
 
 // halfClosedTunnel is how long a tunnel lasts once one of its directions ended (relay); a variable for
 // the tests.
-var halfClosedTunnel = halfClosedTunnelDefault
+var halfClosedTunnel = 2 * time.Minute
 
 // Resolver resolves a name to its addresses (net.Resolver's LookupNetIP).
 type Resolver interface {
@@ -60,7 +60,6 @@ const (
 	maxResponseHead = 256 << 10        // a response's status line and headers (128 connections: 32 MiB at most)
 	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
 	dialTimeout     = 30 * time.Second // resolving a name and connecting to one of its addresses
-	halfClosedTunnelDefault = 2 * time.Minute
 )
 
 // Proxy is the proxy of one run, serving its listener until Close.
