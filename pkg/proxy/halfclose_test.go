@@ -14,21 +14,9 @@ import (
 func TestHalfClosedTunnelEnds(t *testing.T) {
 	defer func(d time.Duration) { halfClosedTunnel = d }(halfClosedTunnel)
 	halfClosedTunnel = 100 * time.Millisecond
-	host, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	go func() {
-		for {
-			c, err := host.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close() // never reads, never writes, never closes while the test runs
-		}
-	}()
-	port := host.Addr().(*net.TCPAddr).Port
+	done := make(chan struct{})
+	port := originRaw(t, func(net.Conn) { <-done }) // never reads, never writes, never closes
+	t.Cleanup(func() { close(done) })               // before originRaw's own, which waits for it
 	p, addr := startProxy(t, Config{Allow: allowList(t, "127.0.0.1:"+strconv.Itoa(port))})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
