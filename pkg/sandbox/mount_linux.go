@@ -88,11 +88,11 @@ func mountView(s StageSpec) error {
 		}
 	}
 	var lockLater []string
-	for _, h := range hidden {
+	hide := func(h string) error {
 		fi, err := os.Lstat(h)
 		switch {
 		case err != nil:
-			continue // nothing there to hide
+			return nil // nothing there to hide
 		case fi.IsDir():
 			mode := "0755"
 			if h == "/tmp" || h == "/dev/shm" {
@@ -108,9 +108,24 @@ func mountView(s StageSpec) error {
 				return fmt.Errorf("hide %s: %w", h, err)
 			}
 		}
+		return nil
 	}
-	// The writable roots, then the pins inside them (bound from the view as it is now, so the hiding mounts
-	// inside them come along), then what is kept and the read-only paths, on top.
+	// What lies inside a writable root is hidden once the root is bound back: a root under a hidden
+	// directory (a workspace in the host's /tmp) comes back from its descriptor as it was, and would
+	// bring back what a hiding mount made before covered (or never found, the /tmp above it hidden).
+	var inside []string
+	for _, h := range hidden {
+		if slices.ContainsFunc(s.Writable, func(w string) bool { return h != w && under(h, w) }) {
+			inside = append(inside, h)
+			continue
+		}
+		if err := hide(h); err != nil {
+			return err
+		}
+	}
+	// The writable roots, then what is hidden inside them, then the pins inside them (bound from the view as
+	// it is now, so the hiding mounts inside them come along), then what is kept and the read-only paths, on
+	// top.
 	bindAll := func(bs []back) error {
 		for _, b := range bs {
 			err := bindBack(b.fd, b.path, b.writable, mountFlags(mounts, b.path))
@@ -123,6 +138,11 @@ func mountView(s StageSpec) error {
 	}
 	if err := bindAll(backs[:roots]); err != nil {
 		return err
+	}
+	for _, h := range inside {
+		if err := hide(h); err != nil {
+			return err
+		}
 	}
 	if err := pin(s.Pins, mounts); err != nil {
 		return err

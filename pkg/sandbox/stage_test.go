@@ -227,10 +227,16 @@ func TestStageWorkspaceInTmp(t *testing.T) {
 	ws := filepath.Join(root, "ws")
 	os.Mkdir(ws, 0o755)
 	os.WriteFile(filepath.Join(root, "beside"), []byte("BESIDE\n"), 0o644)
-	got, err := stageRun(t, sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite}, ws,
-		`touch here && echo "here=ok"; cat ../beside 2>/dev/null; echo "beside=$?"`)
+	// Denied paths inside it stay hidden: the workspace comes back from its descriptor, over the private /tmp.
+	os.WriteFile(filepath.Join(ws, ".env"), []byte("ENVSECRET\n"), 0o644)
+	os.MkdirAll(filepath.Join(ws, "keys"), 0o755)
+	os.WriteFile(filepath.Join(ws, "keys", "id"), []byte("KEYSECRET\n"), 0o644)
+	p := sandbox.Policy{Mode: sandbox.ModeWorkspaceWrite, DenyRead: []string{filepath.Join(ws, ".env"), filepath.Join(ws, "keys")}}
+	got, err := stageRun(t, p, ws,
+		`touch here && echo "here=ok"; cat ../beside 2>/dev/null; echo "beside=$?"; cat .env keys/id 2>&1; ls -A keys`)
 	_, errHere := os.Stat(filepath.Join(ws, "here"))
-	if err != nil || !strings.Contains(got, "here=ok") || !strings.Contains(got, "beside=1") || errHere != nil {
+	if err != nil || !strings.Contains(got, "here=ok") || !strings.Contains(got, "beside=1") || errHere != nil ||
+		strings.Contains(got, "SECRET") {
 		t.Errorf("%v (here %v):\n%s", err, errHere, got)
 	}
 }
