@@ -460,9 +460,11 @@ func lookupName(host string) string {
 }
 
 // metadataAddrs are cloud metadata services outside the link-local range: AWS's IPv6 one, Alibaba's,
-// Azure's wire server, Oracle's.
+// Azure's wire server, Oracle's, Google Cloud's IPv6 one, Akamai (Linode)'s and Scaleway's IPv6 ones.
+// Refusing a unique-local address nothing else uses costs nothing.
 var metadataAddrs = []netip.Addr{netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200"),
-	netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("192.0.0.192")}
+	netip.MustParseAddr("168.63.129.16"), netip.MustParseAddr("192.0.0.192"), netip.MustParseAddr("fd20:ce::254"),
+	netip.MustParseAddr("fd00:a9fe:a9fe::1"), netip.MustParseAddr("fd00:42::42")}
 
 // ownOrMetadata is one lookup's test of what a name only a wildcard allows may not lead to: the machine's
 // own addresses (loopback, and its interfaces': Config.OwnAddrs, read once, at the first address that is not

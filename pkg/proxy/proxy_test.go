@@ -710,11 +710,12 @@ func TestWildcardNotToTheHostsOwn(t *testing.T) {
 		"mixed.evil.test":  {"0.0.0.0 127.0.0.2 169.254.169.254 127.0.0.1"},
 		"aws6.evil.test":   {"fd00:ec2::254"},
 		"ali.evil.test":    {"100.100.100.200"},
+		"gcp6.evil.test":   {"fd20:ce::254"},
 	})
 	d := &dialLog{}
 	p, addr := startProxy(t, Config{Allow: allowList(t, "*.evil.test:"+ps), Resolver: r, Dial: d.dial})
 	names := []string{"lo4.evil.test", "lo6.evil.test", "mapped.evil.test", "meta.evil.test", "ll6.evil.test",
-		"zero.evil.test", "zero6.evil.test", "mixed.evil.test", "aws6.evil.test", "ali.evil.test"}
+		"zero.evil.test", "zero6.evil.test", "mixed.evil.test", "aws6.evil.test", "ali.evil.test", "gcp6.evil.test"}
 	var want []Denial
 	for _, name := range names {
 		for _, method := range []string{"GET", "CONNECT"} {
