@@ -1,6 +1,6 @@
-// Package sandbox is agentbash's sandbox (docs/reference.md §13; docs/architecture.md, "Next: the sandbox"):
-// the policy a command runs under, the mechanisms each part of it needs, and (to come) the stages that
-// enforce it. This file is the policy alone: what a config, a flag or a request may say, how a request can
+// Package sandbox is agentbash's sandbox (docs/reference.md §13; docs/architecture.md, "The sandbox"): the
+// policy a command runs under, the mechanisms each part of it needs, the plan for one command, and the stage
+// that enforces it (and hands network proxy's listener to pkg/proxy in the supervisor). This file is the policy alone: what a config, a flag or a request may say, how a request can
 // only tighten what its server was given, and which mechanisms a policy needs, so a place that lacks one
 // refuses to start the command rather than run it less confined.
 package sandbox
