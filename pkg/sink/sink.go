@@ -41,8 +41,10 @@ const (
 )
 
 // HeadReadOnBytes is how many raw bytes the sink takes after the Write that met a head limit, for the
-// counts and the artifact, before it refuses more with [ErrHeadLimit] (reference §3.2: 8 MiB).
-const HeadReadOnBytes = 8 << 20
+// counts and the artifact, before it refuses more with [ErrHeadLimit] (reference §3.2: 2 MiB): the smallest
+// round bound that keeps the totals of the finite commands §3.2 names exact (`seq 1 200000 | head -n 3`
+// prints 1.3 MB), while `yes | head -n 5` writes 2 MB, not 8, before its pipe is closed (reference §12).
+const HeadReadOnBytes = 2 << 20
 
 // Shared byte strings (package-level so that passing them never allocates).
 var (
