@@ -523,13 +523,20 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, req *http.Request) {
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
-	if n := br.Buffered(); n > 0 { // what the client sent right after its request
-		b, _ := br.Peek(n)
-		if _, err := up.Write(b); err != nil {
-			return
-		}
+	if passBuffered(up, br) == nil { // what the client sent right after its request
+		relay(c, up)
 	}
-	relay(c, up)
+}
+
+// passBuffered writes to w what br has read ahead and holds (the first bytes of a tunnel, sent with the
+// request that opened it).
+func passBuffered(w io.Writer, br *bufio.Reader) error {
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		_, err := w.Write(b)
+		return err
+	}
+	return nil
 }
 
 // relay copies a to b and b to a until both directions ended; each end's write side is closed when its
@@ -669,18 +676,9 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 	}
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		err := resp.Write(c) // the head: a 101 has no body
-		if werr := s.wait(); !w.end() && err == nil && werr == nil {
-			if n := up.br.Buffered(); n > 0 {
-				b, _ := up.br.Peek(n)
-				_, err = c.Write(b)
-			}
-			if n := br.Buffered(); n > 0 && err == nil { // what the client sent right after its request
-				b, _ := br.Peek(n)
-				_, err = up.conn.Write(b)
-			}
-			if err == nil {
-				relay(c, up.conn)
-			}
+		if werr := s.wait(); !w.end() && err == nil && werr == nil &&
+			passBuffered(c, up.br) == nil && passBuffered(up.conn, br) == nil {
+			relay(c, up.conn)
 		}
 		up.close(p)
 		return false, nil

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,59 +37,37 @@ func TestForwardBodies(t *testing.T) {
 		"/to-end":  {raw: "HTTP/1.0 200 OK\r\n\r\n" + string(big), close: true},
 		"/short":   {raw: "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + string(big[:5000]), close: true},
 	}
-	host, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
-	go func() {
+	port := originRaw(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
 		for {
-			c, err := host.Accept()
+			req, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					a, ok := answers[req.URL.Path]
-					if !ok {
-						a = answer{raw: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"}
-					}
-					if req.Method == http.MethodHead {
-						a.raw, _, _ = strings.Cut(a.raw, "\r\n\r\n")
-						a.raw += "\r\n\r\n"
-					}
-					if _, err := io.WriteString(c, a.raw); err != nil || a.close {
-						return
-					}
-				}
-			}()
+			a, ok := answers[req.URL.Path]
+			if !ok {
+				a = answer{raw: "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"}
+			}
+			if req.Method == http.MethodHead {
+				a.raw, _, _ = strings.Cut(a.raw, "\r\n\r\n")
+				a.raw += "\r\n\r\n"
+			}
+			if _, err := io.WriteString(c, a.raw); err != nil || a.close {
+				return
+			}
 		}
-	}()
-	allow, err := ParseAllowList([]string{host.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := Serve(ln, Config{Allow: allow})
-	defer p.Close()
+	})
+	hostAddr := "127.0.0.1:" + strconv.Itoa(port)
+	_, addr := startProxy(t, Config{Allow: allowList(t, hostAddr)})
 
-	c, err := net.Dial("tcp", ln.Addr().String())
+	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	br := bufio.NewReader(c)
 	get := func(method, path string) (*http.Response, []byte, error) {
-		req, _ := http.NewRequest(method, "http://"+host.Addr().String()+path, nil)
+		req, _ := http.NewRequest(method, "http://"+hostAddr+path, nil)
 		if _, err := fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, req.URL, req.URL.Host); err != nil {
 			return nil, nil, err
 		}
@@ -135,7 +114,7 @@ func TestForwardBodies(t *testing.T) {
 		t.Fatalf("after a body to the end: the client connection is not closed (%v)", err)
 	}
 
-	c2, err := net.Dial("tcp", ln.Addr().String())
+	c2, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	// The probe re-executes the test binary as __sandbox-probe: pkg/reexec's init takes that process.
+	"github.com/agentbash/agentbash/internal/asuser"
 	_ "github.com/agentbash/agentbash/pkg/reexec"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 )
@@ -67,7 +68,7 @@ func TestProbeRefusedUserNS(t *testing.T) {
 
 // The probe tests again as an ordinary user (CI runs as root): the test binary under setpriv --reuid 65534.
 func TestProbeAsUser(t *testing.T) {
-	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
+	if os.Getuid() != 0 || asuser.Again() {
 		t.Skip("runs the other probe tests as uid 65534 when root")
 	}
 	out, err := asUser(t, "^TestProbe(AgreesWithUnshare|RefusedUserNS)$")
@@ -76,29 +77,8 @@ func TestProbeAsUser(t *testing.T) {
 	}
 }
 
-// asUser runs this test binary's tests matching run as uid 65534 (a copy in a directory that user can read),
-// with setpriv's further options.
+// asUser runs this test binary's tests matching run as uid 65534 (internal/asuser).
 func asUser(t *testing.T, run string, setpriv ...string) (string, error) {
 	t.Helper()
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Skip("no setpriv(1)")
-	}
-	dir, err := os.MkdirTemp("", "absandbox")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	bin := dir + "/sandbox.test"
-	b, err := os.ReadFile(os.Args[0])
-	if err == nil {
-		err = os.WriteFile(bin, b, 0o755)
-	}
-	if err != nil || os.Chmod(dir, 0o755) != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"--reuid", "65534", "--regid", "65534", "--clear-groups"}, setpriv...)
-	cmd := exec.Command("setpriv", append(args, bin, "-test.run="+run, "-test.v")...)
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "AB_PROBE_AS_USER=1")
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return asuser.Run(t, run, setpriv...)
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/agentbash/agentbash/internal/asuser"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
@@ -312,7 +313,7 @@ func TestStageFailsClosed(t *testing.T) {
 
 // The stage tests again as an ordinary user (CI runs as root).
 func TestStageAsUser(t *testing.T) {
-	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
+	if os.Getuid() != 0 || asuser.Again() {
 		t.Skip("runs the stage tests as uid 65534 when root")
 	}
 	out, err := asUser(t, "^TestStage(Namespaced|WorkspaceInTmp|ReadOnly|ConfinesWrites|FailsClosed|Proxy)$")
@@ -324,7 +325,7 @@ func TestStageAsUser(t *testing.T) {
 // A user's process that holds a capability (ambient, as setpriv --ambient-caps gives it) execs the command
 // with none all the same.
 func TestStageDropsAmbientCapabilities(t *testing.T) {
-	if os.Getuid() != 0 || os.Getenv("AB_PROBE_AS_USER") == "1" {
+	if os.Getuid() != 0 || asuser.Again() {
 		t.Skip("needs root to give uid 65534 an ambient capability")
 	}
 	out, err := asUser(t, "^TestStage(ConfinesWrites|Namespaced)$", "--inh-caps=+net_raw", "--ambient-caps=+net_raw")
