@@ -129,7 +129,7 @@ func TestSessionSerializes(t *testing.T) {
 	}()
 	// The first holds the session once its prelude is written; the second then waits for it.
 	for {
-		if m, _ := filepath.Glob(filepath.Join(c.SessionDir, "s", "run.*.sh")); len(m) > 0 {
+		if m, _ := filepath.Glob(filepath.Join(c.SessionDir, "s", "prelude.sh")); len(m) > 0 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -67,7 +67,7 @@ func startupLine() string {
 	return b.String()
 }
 
-// dumpScript is the EXIT trap's action: it writes to path, as NUL-separated records that [parseDump]
+// dumpScript is the EXIT trap's action: it appends to path (made with [unwrittenDump] in it), as NUL-separated records that [parseDump]
 // reads, what the shell holds at its end. It uses only builtins (PATH may be anything), one call per
 // record (a loop over the variables costs milliseconds in bash; Go does the sorting out), writes nothing
 // to the command's output (every step's stderr, xtrace's included, goes to /dev/null), and keeps the
@@ -84,9 +84,10 @@ func startupLine() string {
 //     (/proc/$$/environ, COUNT entries), I COUNT and the values bash gave itself ([startupLine]),
 //     M umask, S `shopt -p`, P `set +o`, C `pwd`, D $PWD, V `declare -p` (every variable),
 //     F `declare -f`, G `declare -F`, L `alias -p`, and E last, each only when the step before it
-//     succeeded (a builtin the command disabled with `enable -n` is enabled again first; one that still
-//     fails leaves the dump without E): a dump without E is not kept, so a failed step never passes for
-//     an empty state.
+//     succeeded (a builtin the command disabled with `enable -n` is enabled again first): a dump without
+//     E is not kept, so a failed step never passes for an empty state. When a step fails the file is
+//     emptied (a bare `>|` redirection, which needs no builtin), which tells a trap that could not
+//     write from one that never ran.
 func dumpScript(path string) string {
 	return `{ __agentbash_o=$SHELLOPTS __agentbash_b=$BASHOPTS POSIXLY_CORRECT=y; } 2>/dev/null
 { \trap - DEBUG RETURN ERR; \unset -f builtin; \unset POSIXLY_CORRECT; \builtin enable declare printf mapfile umask shopt set pwd alias trap unset; \builtin set +o posix +o errexit +o nounset +o xtrace +o verbose +o errtrace +o functrace +o noglob; \builtin shopt -u expand_aliases nocasematch; } 2>/dev/null
@@ -107,7 +108,7 @@ if (( ${#__agentbash_i[@]} )); then \builtin printf '%s\0' "${__agentbash_i[@]}"
 \builtin printf '\0G\0' && \builtin declare -F &&
 \builtin printf '\0L\0' && { \builtin alias -p; \builtin : ; } &&
 \builtin printf '\0E\0'
-} >| ` + quote(path) + `
+} >> ` + quote(path) + ` || >| ` + quote(path) + `
 fi
 } 2>/dev/null`
 }

@@ -10,8 +10,10 @@
 // the shell holds at its end. [Lease.Commit] keeps that dump only when the command ended by itself.
 //
 // Files: Dir/NAME/ (0700) holds state.json (the kept state, replaced whole by a rename), lock (the
-// flock that serializes the session's commands across processes), and for the time of one command its
-// prelude (run.*.sh) and dump (dump.*). Everything is 0600: exported variables can be secrets.
+// flock that serializes the session's commands across processes), and the prelude (prelude.sh) and dump
+// (dump) of its foreground commands, rewritten in place by each under the lock (creating two files and
+// removing them again cost each command more than half a millisecond on ext4). A task's prelude is its
+// own (task.*.sh). Everything is 0600: exported variables can be secrets.
 package session
 
 import (
@@ -77,9 +79,11 @@ type Store struct {
 const (
 	lockFile     = "lock"
 	stateFile    = "state.json"
-	runPrefix    = "run."  // a foreground command's prelude, removed by Release
-	dumpPrefix   = "dump." // what a command's EXIT trap wrote, read by Commit, removed by Release
-	taskPrefix   = "task." // a task's prelude: it empties itself once read; swept when old
+	preludeFile  = "prelude.sh" // a foreground command's prelude, rewritten by the next one
+	dumpFile     = "dump"       // what a foreground command's EXIT trap wrote, read by Commit
+	runPrefix    = "run."       // a foreground command's prelude of earlier versions (run.NONCE.sh): swept
+	dumpPrefix   = "dump."      // its dump of earlier versions (dump.NONCE): swept
+	taskPrefix   = "task."      // a task's prelude: it empties itself once read; swept when old
 	taskSweepAge = time.Minute
 )
 
@@ -317,8 +321,9 @@ type Lease struct {
 	key       string // the in-process queue's; "" for a lease not taken through a queue
 	lock      *os.File
 	state     *State          // the kept state; nil for a new session
-	prelude   string          // run.NONCE.sh, while a foreground command's prelude exists
-	dump      string          // dump.NONCE, the file its EXIT trap writes (Files)
+	saved     []byte          // state.json as read or last written: Commit does not rewrite it unchanged
+	prelude   string          // prelude.sh, once a foreground command's prelude is written
+	dump      string          // the file its EXIT trap writes (Files)
 	explicit  []string        // the names of the command's explicit environment
 	base      Base            // what the command's rc snapshot defines
 	sandbox   *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
@@ -331,21 +336,36 @@ type Lease struct {
 
 // load reads the kept state.
 func (l *Lease) load() error {
-	st, err := readState(filepath.Join(l.dir, stateFile))
+	st, raw, err := readStateFile(filepath.Join(l.dir, stateFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("session %s: %w", l.Name, err)
 	}
-	l.state, l.Cwd = &st.State, string(st.State.Cwd)
+	l.state, l.Cwd, l.saved = &st.State, string(st.State.Cwd), raw
 	return nil
 }
 
-// sweep removes what crashed processes left: preludes and dumps of foreground commands (none runs now,
-// since this lease holds the lock) and tasks' preludes older than a minute (bash reads one within
-// milliseconds of starting).
+// sweep removes what crashed processes and earlier versions left: preludes and dumps of foreground
+// commands with a nonce in their names (none runs now, since this lease holds the lock) and tasks'
+// preludes older than a minute (bash reads one within milliseconds of starting).
+// A process sweeps a session at most once every taskSweepAge (nothing it sweeps is younger), so a
+// server's commands do not read the directory each time.
 func (l *Lease) sweep() {
+	now := time.Now()
+	swept.mu.Lock()
+	last, ok := swept.m[l.dir]
+	if !ok || now.Sub(last) >= taskSweepAge {
+		if len(swept.m) >= 1024 {
+			clear(swept.m)
+		}
+		swept.m[l.dir] = now
+	}
+	swept.mu.Unlock()
+	if ok && now.Sub(last) < taskSweepAge {
+		return
+	}
 	entries, _ := os.ReadDir(l.dir)
 	for _, e := range entries {
 		n := e.Name()
@@ -360,23 +380,29 @@ func (l *Lease) sweep() {
 	}
 }
 
-// Release removes the command's prelude and dump, records the session's last use (the lock file's
-// modification time), and gives the lock to the next command. Safe to call twice.
+// swept is when this process last swept each session's directory.
+var swept = struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}{m: map[string]time.Time{}}
+
+// Release records the session's last use (the lock file's modification time) and gives the lock to
+// the next command. Safe to call twice.
 func (l *Lease) Release() {
 	if l.released {
 		return
 	}
 	l.released = true
-	for _, p := range []string{l.prelude, l.dump} {
-		if p != "" {
-			_ = os.Remove(p)
-		}
-	}
 	switch {
 	case l.state == nil:
 		// A session that never kept a state (its commands never ran, or none ended by itself) is left as
 		// it was before them: not there. The lock file goes while it is held, as `session rm` does it; the
 		// directory only when nothing else is in it (another process's lock file or prelude).
+		for _, p := range []string{l.prelude, l.dump} {
+			if p != "" {
+				_ = os.Remove(p)
+			}
+		}
 		if l.lock != nil {
 			_ = os.Remove(filepath.Join(l.dir, lockFile))
 		}
@@ -413,15 +439,81 @@ type stored struct {
 }
 
 func readState(path string) (stored, error) {
+	st, _, err := readStateFile(path)
+	return st, err
+}
+
+// readStateFile reads state.json, returning its bytes too. What it read last of each file is kept
+// beside the file's identity (inode, size, times; a new state is a new file, renamed over the old), so a
+// server's next command of the session reads it again only when another process changed it. The
+// returned state is shared: nobody changes a kept state in place.
+func readStateFile(path string) (stored, []byte, error) {
 	var st stored
+	var key unix.Stat_t
+	if err := unix.Stat(path, &key); err != nil {
+		return st, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	key.Atim = unix.Timespec{} // reading it changes it
+	states.mu.Lock()
+	c, ok := states.m[path]
+	states.mu.Unlock()
+	if ok && c.key == key {
+		return c.st, c.raw, nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return st, err
+		return st, nil, err
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("%s: %w", path, err)
+		return st, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return st, nil
+	states.mu.Lock()
+	if len(states.m) >= 64 {
+		clear(states.m)
+	}
+	states.m[path] = stateRead{key: key, st: st, raw: b}
+	states.mu.Unlock()
+	return st, b, nil
+}
+
+// states is what readStateFile read last, by path.
+var states = struct {
+	mu sync.Mutex
+	m  map[string]stateRead
+}{m: map[string]stateRead{}}
+
+type stateRead struct {
+	key unix.Stat_t
+	st  stored
+	raw []byte
+}
+
+// rewrite makes the file at path (0600) hold data, writing over what it held: no new file, no
+// truncation to zero (each makes ext4 do work a command in a session would wait for). data is not empty.
+// A path that is not a regular file (a command of the session put something else there) is replaced.
+func rewrite(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
+	var size int64
+	if err == nil {
+		info, serr := f.Stat()
+		if serr != nil || !info.Mode().IsRegular() {
+			f.Close()
+			err = errors.New("not a regular file")
+		} else {
+			size = info.Size()
+		}
+	}
+	if err != nil {
+		if rerr := os.RemoveAll(path); rerr != nil {
+			return rerr
+		}
+		return os.WriteFile(path, data, 0o600)
+	}
+	_, err = f.WriteAt(data, 0)
+	if err == nil && size > int64(len(data)) {
+		err = f.Truncate(int64(len(data)))
+	}
+	return errors.Join(err, f.Close())
 }
 
 // writeFile writes data to path whole: a temporary file (0600) renamed over it.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentbash/agentbash/pkg/run"
 	"mvdan.cc/sh/v3/expand"
@@ -153,8 +154,11 @@ var (
 	errHalfDump  = errors.New("the shell's state dump was cut short")
 )
 
-// unwrittenDump is what the dump file holds until the EXIT trap's `>|` replaces it: so a trap that ran
-// but could write nothing (an empty file) is told from one that never ran.
+// unwrittenDump is what the dump file holds when the EXIT trap never ran: the trap appends the state
+// after it (parseDump cuts it off), or empties the file when it could not write the state, so a trap
+// that ran but could write nothing is told from one that never ran. (Appending, not `>|`: truncating a
+// file makes ext4 write it out when it is closed — its auto_da_alloc — which cost every command in a
+// session a few hundred microseconds.)
 const unwrittenDump = "agentbash: the EXIT trap has not run\n"
 
 // parseDump reads what the EXIT trap wrote (see [dumpScript]): NUL-separated records, a tag then its
@@ -165,10 +169,11 @@ const unwrittenDump = "agentbash: the EXIT trap has not run\n"
 // left as the request set it keeps the session's own entry for it (the request's value was for this
 // command only).
 func parseDump(data []byte, prev *State, explicit []string) (State, error) {
-	switch string(data) {
-	case unwrittenDump:
+	data, untouched := bytes.CutPrefix(data, []byte(unwrittenDump))
+	switch {
+	case untouched && len(data) == 0:
 		return State{}, errNoDump
-	case "":
+	case len(data) == 0:
 		return State{}, errEmptyDump
 	}
 	fields := bytes.Split(data, []byte{0})
@@ -342,44 +347,126 @@ type declared struct {
 }
 
 // parseDeclares reads `declare -p`'s output (bash's own re-input format) with a real shell parser: one
-// statement per variable, kept as its text.
+// statement per variable, kept as its text. Bash 5 prints each variable on one line ($'…' for a value
+// with a newline), and most lines are the same from one command of a session to the next, so the lines
+// are parsed one by one through [declareLines]; output with a statement over several lines (an older
+// bash) is parsed whole.
 func parseDeclares(text string) ([]declared, error) {
+	if out, ok, err := declareLines.parse(text); ok || err != nil {
+		return out, err
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
 	if err != nil {
 		return nil, fmt.Errorf("state dump: the variables: %w", err)
 	}
 	var out []declared
 	for _, stmt := range f.Stmts {
-		dc, ok := stmt.Cmd.(*syntax.DeclClause)
-		if !ok || dc.Variant.Value != "declare" {
-			continue
+		d, ok, err := declaredBy(stmt, text)
+		if err != nil {
+			return nil, err
 		}
-		var d declared
-		for _, a := range dc.Args {
-			if a.Naked && a.Name == nil && a.Value != nil {
-				if flag, err := expand.Literal(nil, a.Value); err == nil && strings.HasPrefix(flag, "-") {
-					d.flags += strings.TrimLeft(flag, "-")
-				}
-				continue
-			}
-			if a.Name == nil {
-				continue
-			}
-			d.Name = a.Name.Value
-			if a.Array == nil && !a.Naked {
-				d.scalar = true
-				if d.value, err = expand.Literal(nil, a.Value); err != nil {
-					return nil, fmt.Errorf("state dump: variable %s: %w", d.Name, err)
-				}
-			}
+		if ok {
+			out = append(out, d)
 		}
-		if !isIdentifier(d.Name) {
-			continue
-		}
-		d.Declare = run.Raw(text[stmt.Pos().Offset():stmt.End().Offset()])
-		out = append(out, d)
 	}
 	return out, nil
+}
+
+// declaredBy is the variable stmt (a statement of text) declares; false for a statement that is not a
+// `declare` of one.
+func declaredBy(stmt *syntax.Stmt, text string) (d declared, ok bool, err error) {
+	dc, ok := stmt.Cmd.(*syntax.DeclClause)
+	if !ok || dc.Variant.Value != "declare" {
+		return d, false, nil
+	}
+	for _, a := range dc.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			if flag, err := expand.Literal(nil, a.Value); err == nil && strings.HasPrefix(flag, "-") {
+				d.flags += strings.TrimLeft(flag, "-")
+			}
+			continue
+		}
+		if a.Name == nil {
+			continue
+		}
+		d.Name = a.Name.Value
+		if a.Array == nil && !a.Naked {
+			d.scalar = true
+			if d.value, err = expand.Literal(nil, a.Value); err != nil {
+				return d, false, fmt.Errorf("state dump: variable %s: %w", d.Name, err)
+			}
+		}
+	}
+	if !isIdentifier(d.Name) {
+		return d, false, nil
+	}
+	d.Declare = run.Raw(text[stmt.Pos().Offset():stmt.End().Offset()])
+	return d, true, nil
+}
+
+// declareLines parses `declare -p`'s output a line at a time, remembering what each line declared: a
+// long-lived server's commands in a session then parse only the lines that changed. The memory is
+// bounded: lines over 64 KiB are not remembered, and it is emptied when it holds more than 4 MiB.
+var declareLines = &lineCache{m: map[string]lineDecls{}}
+
+type lineCache struct {
+	mu     sync.Mutex
+	parser *syntax.Parser
+	m      map[string]lineDecls
+	bytes  int
+}
+
+// lineDecls is what one line declares (none, one, or more).
+type lineDecls []declared
+
+const (
+	lineCacheMaxLine  = 64 << 10
+	lineCacheMaxBytes = 4 << 20
+)
+
+// parse parses text line by line; false (and no error) when a line is not whole statements on its
+// own, for the caller to parse text whole.
+func (c *lineCache) parse(text string) ([]declared, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.parser == nil {
+		c.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	var out []declared
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
+		if ds, ok := c.m[line]; ok {
+			out = append(out, ds...)
+			continue
+		}
+		if strings.HasSuffix(line, "\\") {
+			return nil, false, nil // a line continued on the next
+		}
+		f, err := c.parser.Parse(strings.NewReader(line), "")
+		if err != nil {
+			return nil, false, nil // a statement over several lines (or not bash's output at all)
+		}
+		var ds lineDecls
+		for _, stmt := range f.Stmts {
+			d, ok, err := declaredBy(stmt, line)
+			if err != nil {
+				return nil, false, err
+			}
+			if ok {
+				ds = append(ds, d)
+			}
+		}
+		out = append(out, ds...)
+		if len(line) <= lineCacheMaxLine {
+			if c.bytes+len(line) > lineCacheMaxBytes {
+				clear(c.m)
+				c.bytes = 0
+			}
+			c.m[line] = ds
+			c.bytes += len(line)
+		}
+	}
+	return out, true, nil
 }
 
 // parseAliases reads `alias -p`'s output: `alias NAME='VALUE'` lines.
@@ -415,6 +502,23 @@ func optionNames(text, command string) []string {
 		}
 	}
 	return out
+}
+
+// trapLine is the prelude's line that sets the EXIT trap dumping into path. The same few paths come back
+// command after command (one per session), and quoting the dump script is a good part of writing a
+// prelude, so the last line made is kept.
+func trapLine(path string) string {
+	lastTrap.mu.Lock()
+	defer lastTrap.mu.Unlock()
+	if lastTrap.path != path {
+		lastTrap.path, lastTrap.line = path, "\\builtin trap -- "+quote(dumpScript(path))+" EXIT\n"
+	}
+	return lastTrap.line
+}
+
+var lastTrap struct {
+	mu         sync.Mutex
+	path, line string
 }
 
 // quote is s as one bash word.
@@ -616,11 +720,11 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 	fmt.Fprintf(&b, "# agentbash session %s: the state its last command left, this command's environment", l.Name)
 	path := filepath.Join(l.dir, taskPrefix+id+".sh")
 	if p.Capture {
-		path = filepath.Join(l.dir, runPrefix+id+".sh")
-		l.dump = filepath.Join(l.dir, dumpPrefix+id)
+		path = filepath.Join(l.dir, preludeFile)
+		l.dump = filepath.Join(l.dir, dumpFile)
 		b.WriteString(", and the EXIT trap that saves what it leaves")
-		// Made here, 0600, so the trap's `>|` writes into a private file whatever the command's umask.
-		if err := os.WriteFile(l.dump, []byte(unwrittenDump), 0o600); err != nil {
+		// Made here, 0600, so the trap's `>>` writes into a private file whatever the command's umask.
+		if err := rewrite(l.dump, []byte(unwrittenDump)); err != nil {
 			return "", fmt.Errorf("session %s: %w", l.Name, err)
 		}
 	}
@@ -641,7 +745,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 	if p.Capture {
 		// Before the state: whatever of it fails to restore, the command's end is still saved, so a
 		// broken state cannot stick.
-		b.WriteString("\\builtin trap -- " + quote(dumpScript(l.dump)) + " EXIT\n")
+		b.WriteString(trapLine(l.dump))
 	}
 	if l.state != nil {
 		b.WriteString(l.state.body())
@@ -663,7 +767,11 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		l.explicit, l.base = explicit, p.Base
 	}
 	b.WriteString(l.state.setLine(p.OptionsInCommand))
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+	write := func() error { return os.WriteFile(path, []byte(b.String()), 0o600) }
+	if p.Capture {
+		write = func() error { return rewrite(path, []byte(b.String())) }
+	}
+	if err := write(); err != nil {
 		return "", fmt.Errorf("session %s: %w", l.Name, err)
 	}
 	if p.Capture {
@@ -708,13 +816,16 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		st.SandboxWorkspace = cmp.Or(st.SandboxWorkspace, l.state.SandboxWorkspace)
 	}
 	out, err := json.Marshal(stored{Name: l.Name, State: st})
-	if err == nil {
+	// Most commands (a build, a test, a grep) leave the state as it was. Replacing a file by a rename
+	// makes ext4 write the new one out at once (its auto_da_alloc), which costs a command in a session
+	// a few hundred microseconds: an unchanged state is not written again.
+	if err == nil && !bytes.Equal(out, l.saved) {
 		err = writeFile(filepath.Join(l.dir, stateFile), out)
 	}
 	if err != nil {
 		return "", false, "", fmt.Errorf("session %s: save the state: %w", l.Name, err)
 	}
-	l.state, l.Cwd = &st, string(st.Cwd)
+	l.state, l.Cwd, l.saved = &st, string(st.Cwd), out
 	return string(st.Cwd), true, "", nil
 }
 
