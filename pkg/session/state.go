@@ -355,6 +355,11 @@ func parseDeclares(text string) ([]declared, error) {
 	if out, ok, err := declareLines.parse(text); ok || err != nil {
 		return out, err
 	}
+	return parseDeclaresWhole(text)
+}
+
+// parseDeclaresWhole parses `declare -p`'s output as one text.
+func parseDeclaresWhole(text string) ([]declared, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
 	if err != nil {
 		return nil, fmt.Errorf("state dump: the variables: %w", err)
