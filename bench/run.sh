@@ -37,7 +37,7 @@
 # ~/.cache/agentbash-ci/mcp-typescript-sdk as .ci/run installs it), sshd, curl and script(1); static builds
 # (CGO_ENABLED=0), the release's flags. About 10 minutes on 2 cores with the defaults:
 #   bench/run.sh
-#   CALLS=200 RPCROUNDS=600 MCPROUNDS=400 RUNS=3 TROUNDS=500 SROUNDS=60 TTYROUNDS=3 PROUNDS=30 bench/run.sh
+#   CALLS=200 RPCROUNDS=600 MCPROUNDS=400 RUNS=5 TROUNDS=500 SROUNDS=60 TTYROUNDS=3 PROUNDS=30 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
@@ -72,7 +72,7 @@ hello="$tmp/hello/hello"
 export MCP_TYPESCRIPT_SDK="${MCP_TYPESCRIPT_SDK:-$HOME/.cache/agentbash-ci/mcp-typescript-sdk}"
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 mkdir -p "$HOME"
-runs=${RUNS:-3}
+runs=${RUNS:-5}
 calls=${CALLS:-200}
 RPCROUNDS=${RPCROUNDS:-600}
 MCPROUNDS=${MCPROUNDS:-400}
