@@ -1,57 +1,61 @@
 #!/usr/bin/env python3
-"""The cost of a command in a running `agentbash rpc` (reference §12): the client's request→response round trip
-for `true`, beside the client spawning bare `bash -c true`, interleaved in rounds; then the rpc process's
-peak RSS (VmHWM) after 1000 commands. Floors: round trip ≤ 1.5× bare, peak RSS ≤ 16 MiB.
-    bench/rpc.py [AGENTBASH] [N]     # N requests of each kind (default 400); AGENTBASH default: a fresh build
+"""The cost of a command in a running `agentbash rpc`, and of a session there (docs/reference.md §12, §7), in one
+interleaved run: each round sends `{"type":"bash","command":"true"}` once to a long-lived `agentbash rpc` process
+and once, with `"session"`, to a second one, and spawns bare `bash -c true` once (posix_spawn, waited for), in a new
+random order; figures are medians of the rounds, ratios are of medians with their 95 % interval (a bootstrap over
+the rounds).
+  - rpc `true`, the client's request→response round trip, vs the client spawning `bash -c true`: budget ≤ 1.2×;
+  - the same request in a session vs without one: budget ≤ 1.3×.
+The peak RSS of a server that ran 1000 commands is bench/serve.py's (under bench/rss.py).
+    bench/rpc.py [--rounds N] [--warmup N] [--json FILE] AGENTBASH
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, statistics, tempfile
 
-here = os.path.dirname(os.path.abspath(__file__))
-tmp = tempfile.mkdtemp(prefix="agentbash-bench-rpc.")
-if len(sys.argv) > 1:
-    ab = sys.argv[1]
-else:
-    ab = os.path.join(tmp, "agentbash")
-    subprocess.run(["go", "build", "-trimpath", "-o", ab, "."], cwd=os.path.dirname(here), check=True,
-                   env=dict(os.environ, CGO_ENABLED="0"))
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 400
-env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBASH_")}
-env.update(HOME=os.path.join(tmp, "home"), XDG_STATE_HOME=os.path.join(tmp, "state"),
-           XDG_CACHE_HOME=os.path.join(tmp, "cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"))
-os.makedirs(env["HOME"])
-p = subprocess.Popen([ab, "rpc"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=tmp)
+from target import Rpc, interleaved, private_env, ratio_interval, spawner
+
+RPC_BUDGET, SESSION_BUDGET = 1.2, 1.3
 
 
-def call(i, command):
-    p.stdin.write(json.dumps({"id": i, "type": "bash", "command": command}).encode() + b"\n")
-    p.stdin.flush()
-    m = json.loads(p.stdout.readline())
-    if m.get("id") != i or m["data"]["details"].get("exitCode") != 0:
-        sys.exit(f"unexpected response: {m}")
-    return m
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=600)
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("agentbash")
+    a = ap.parse_args()
+    ab = os.path.abspath(a.agentbash)
+    tmp = tempfile.mkdtemp(prefix="agentbash-bench-rpc.")
+    env = private_env(tmp)
+    procs = []
+    try:
+        procs.append(Rpc([ab, "rpc"], env, tmp))
+        procs.append(Rpc([ab, "rpc"], env, tmp, {"session": "bench"}))
+        plain, session = procs
+        cases = {"rpc": plain.call, "rpc, session": session.call,
+                 "bash -c true": spawner([shutil.which("bash"), "-c", "true"], env)}
+        times = interleaved(cases, a.rounds, a.warmup)
+    finally:
+        for p in procs:
+            p.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    ms = lambda n: f"{statistics.median(times[n]) * 1e3:.2f} ms"
+    rows = []
+
+    def row(what, x, floor, budget):
+        r, lo, hi = ratio_interval(times[x], times[floor])
+        rows.append(f"| {what} | {ms(x)} | {ms(floor)} | {r:.2f}× ({lo:.2f}–{hi:.2f}) | "
+                    f"≤ {budget}× ({'met' if r <= budget else 'NOT met'}) |")
+
+    row("rpc `true`, request→response, vs the client spawning `bash -c true`", "rpc", "bash -c true", RPC_BUDGET)
+    row("rpc `true` in a session vs without one", "rpc, session", "rpc", SESSION_BUDGET)
+    print(f"| figure ({a.rounds} rounds) | agentbash | floor | ratio (95 % interval) | budget |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": rows, "times": times}, f)
 
 
-for i in range(20):
-    call(i, "true")
-rpc, bare, rounds = [], [], 8
-for r in range(rounds):
-    for i in range(n // rounds):
-        t = time.perf_counter()
-        call(i, "true")
-        rpc.append(time.perf_counter() - t)
-    for i in range(n // rounds):
-        t = time.perf_counter()
-        subprocess.run(["bash", "-c", "true"], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        bare.append(time.perf_counter() - t)
-a, b = statistics.median(rpc), statistics.median(bare)
-print("| figure | agentbash rpc | floor |")
-print("|---|---|---|")
-print(f"| `true`, request→response (median of {len(rpc)}) | {a * 1000:.2f} ms = {a / b:.2f}× bare `bash -c true` "
-      f"({b * 1000:.2f} ms) | 1.5× |")
-for i in range(1000 - 20 - n):
-    call(i, "echo x")
-with open(f"/proc/{p.pid}/status") as f:
-    hwm = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
-print(f"| peak RSS of the rpc process after {max(1000, 20 + n)} commands | {hwm:.1f} MiB | 16 MiB |")
-p.stdin.close()
-p.wait()
+if __name__ == "__main__":
+    main()

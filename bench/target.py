@@ -115,16 +115,21 @@ class Echo:
 
 
 class Rpc:
-    """A long-lived `agentbash rpc …`: call() is one request's round trip, from its write to its response read."""
+    """A long-lived `agentbash rpc …`: call() is one request's round trip, from its write to its response read; fields
+    go into every request beside `{"type":"bash","command":"true"}` (a session: `{"session": NAME}`)."""
 
-    def __init__(self, argv, env, cwd):
+    def __init__(self, argv, env, cwd, fields=None):
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, cwd=cwd)
         self.n = 0
+        self.extra = json.dumps(fields)[1:-1].encode() if fields else b""
 
     def call(self):
         self.n += 1
+        req = REQ % self.n
+        if self.extra:
+            req = req[:-2] + b"," + self.extra + b"}\n"
         t0 = time.perf_counter_ns()
-        self.p.stdin.write(REQ % self.n)
+        self.p.stdin.write(req)
         self.p.stdin.flush()
         line = self.p.stdout.readline()
         t1 = time.perf_counter_ns()
@@ -152,6 +157,29 @@ def spawner(argv, env):
     return run
 
 
+def private_env(tmp):
+    """The caller's environment without AGENTBASH_* settings, with HOME and the XDG directories under tmp (HOME made)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBASH_")}
+    env.update(HOME=os.path.join(tmp, "home"), XDG_STATE_HOME=os.path.join(tmp, "state"),
+               XDG_CACHE_HOME=os.path.join(tmp, "cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"))
+    os.makedirs(env["HOME"])
+    return env
+
+
+def interleaved(cases, rounds, warmup):
+    """Calls each of cases (name → a function returning its time) once a round, in a new random order each round;
+    the times of each after the warm-up rounds, in round order (the i-th of each is from the same round)."""
+    times = {n: [] for n in cases}
+    order = list(cases)
+    for r in range(warmup + rounds):
+        random.shuffle(order)
+        for name in order:
+            t = cases[name]()
+            if r >= warmup:
+                times[name].append(t)
+    return times
+
+
 def ratio_interval(a, b, n=2000):
     """The ratio of medians of a over b and its 95 % bootstrap interval, resampling whole rounds (a[i], b[i])."""
     rng, k, rs = random.Random(1), len(a), []
@@ -173,10 +201,7 @@ def main():
     a = ap.parse_args()
     ab, old = os.path.abspath(a.agentbash), os.path.abspath(a.old)
     tmp = tempfile.mkdtemp(prefix="agentbash-bench-target.")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTBASH_")}
-    env.update(HOME=os.path.join(tmp, "home"), XDG_STATE_HOME=os.path.join(tmp, "state"),
-               XDG_CACHE_HOME=os.path.join(tmp, "cache"), XDG_CONFIG_HOME=os.path.join(tmp, "config"))
-    os.makedirs(env["HOME"])
+    env = private_env(tmp)
     sshd = Sshd(os.path.join(tmp, "sshd"), ab)
     env = sshd.env(env)
     procs = []
@@ -196,14 +221,7 @@ def main():
             "run true": spawner([ab, "run", "--format", "json", "true"], env),
             f"run true @{a.old_name}": spawner([old, "run", "--format", "json", "true"], env),
         }
-        times = {n: [] for n in cases}
-        order = list(cases)
-        for r in range(a.warmup + a.rounds):
-            random.shuffle(order)
-            for name in order:
-                t = cases[name]()
-                if r >= a.warmup:
-                    times[name].append(t)
+        times = interleaved(cases, a.rounds, a.warmup)
         target.close()
         bare.close()
         logins = open(sshd.log.name, errors="replace").read().count("Accepted publickey")
