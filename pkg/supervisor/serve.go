@@ -168,7 +168,7 @@ func serve(conn *net.UnixConn) error {
 	}
 }
 
-// lean makes a supervisor that may serve more runs a long-lived process (a test replaces it).
+// lean makes a supervisor that may serve more runs, or a task's, a long-lived process (a test replaces it).
 var lean = memlimit.Lean
 
 // kindRetired is the kind of the done event a reused supervisor answers a start with when it runs no
@@ -275,6 +275,12 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 				}
 			}
 			_ = ev.send(Event{Op: OpStarted, Pid: pid})
+			if task != nil {
+				// A task's supervisor lives as long as its task, days maybe: a long-lived process, made
+				// lean as a pool's supervisor is (its start-up's pages, 9 MiB of the binary, handed back),
+				// off the start's path.
+				go lean()
+			}
 		},
 	})
 	if listening != nil {

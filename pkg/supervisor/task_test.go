@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -83,6 +84,19 @@ func TestTaskRecordsCompletion(t *testing.T) {
 	if r := tasks.Result(got, false); r.Details.Status != result.StatusExited || r.Details.ExitCode == nil ||
 		*r.Details.ExitCode != 4 || r.Details.TaskID != rec.TaskID {
 		t.Errorf("result details %+v", r.Details)
+	}
+}
+
+// A task's supervisor makes itself lean (pkg/memlimit) once its task started, and once.
+func TestTaskSupervisorIsLean(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "lean")
+	t.Setenv(leanMarkEnv, mark) // read by the supervisor spawned next
+	// The mark is written beside the run (off the start's path): the command waits up to 5 s for it.
+	wait := "for i in $(seq 100); do [ -s " + mark + " ] && break; sleep 0.05; done; sleep 0.2; wc -l < " + mark
+	store, rec := startTask(t, spec(t, wait, time.Hour))
+	got, err := store.Wait(rec.TaskID, 10*time.Second)
+	if err != nil || got.Summary == nil || strings.TrimSpace(got.Summary.Text) != "1" {
+		t.Fatalf("leans of the task's supervisor while it ran: record %+v, %v; want 1", got, err)
 	}
 }
 
