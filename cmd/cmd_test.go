@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,5 +209,30 @@ func TestLiveViewOnSlowTerminalLosesNothing(t *testing.T) {
 	out := term.b.String()
 	if code != 0 || !strings.Contains(out, "of 200001 (50.0KB limit)") || !strings.Contains(out, "\nEND\n") {
 		t.Errorf("exit %d, output ends:\n%s", code, out[max(0, len(out)-400):])
+	}
+}
+
+// A `wait` that blocks past leanAfter makes itself lean (pkg/memlimit), once; one whose task has ended
+// already returns before, and does not.
+func TestLongWaitIsLean(t *testing.T) {
+	isolate(t)
+	var leans atomic.Int32
+	old := lean
+	lean = func() { leans.Add(1) }
+	t.Cleanup(func() { lean = old })
+	out, _, _ := runCLI(t, "start", fmt.Sprintf("sleep %.1f", (leanAfter+600*time.Millisecond).Seconds()))
+	id := taskIDOf(t, out)
+	if out, _, code := runCLI(t, "wait", id); code != 0 {
+		t.Fatalf("wait: exit %d, %s", code, out)
+	}
+	if n := leans.Load(); n != 1 {
+		t.Errorf("a wait of %v made itself lean %d times, want once", leanAfter+600*time.Millisecond, n)
+	}
+	if _, _, code := runCLI(t, "wait", id); code != 0 || leans.Load() != 1 {
+		t.Errorf("a wait for an ended task: exit %d, leans %d, want none more", code, leans.Load()-1)
+	}
+	time.Sleep(leanAfter) // a timer left running would fire now
+	if n := leans.Load(); n != 1 {
+		t.Errorf("%d leans after the waits returned, want 1", n)
 	}
 }

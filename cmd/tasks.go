@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/executor"
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -236,6 +237,7 @@ a run result and its status line.`,
 			// The reader moves past the text only once its result was written: one that could not be
 			// (a closed stdout) is given again by the next read, and this one exits 1.
 			var printErr error
+			defer leanWhileWaiting()()
 			_, err = svc.Output(c.Context(), id, reader, wait, func(r result.Result) error {
 				printErr = printTask(ios, r, text)
 				return printErr
@@ -255,6 +257,21 @@ a run result and its status line.`,
 	taskFlags(c)
 	dashedID(c, malformedTask(ios))
 	return c
+}
+
+// leanAfter is how long a `wait` or an `output --wait` blocks before it makes itself lean (pkg/memlimit):
+// one that lasts as long as its task is a long-lived process, whose polling garbage (up to 4 MiB at the
+// default pacing) and start-up pages (9 MiB of the binary) would make it the largest of the task's
+// processes. A short one pays nothing.
+const leanAfter = time.Second
+
+// lean is memlimit.Lean (a test replaces it).
+var lean = memlimit.Lean
+
+// leanWhileWaiting makes the process lean once it waited leanAfter; stop ends the wait for it.
+func leanWhileWaiting() (stop func()) {
+	t := time.AfterFunc(leanAfter, func() { lean() })
+	return func() { t.Stop() }
 }
 
 func newWaitCmd(ios IO) *cobra.Command {
@@ -278,7 +295,9 @@ SECONDS, after SECONDS print the task's running status and exit 124.`,
 			if err != nil {
 				return err
 			}
+			stopLean := leanWhileWaiting()
 			r, err := svc.Wait(c.Context(), id, timeout)
+			stopLean()
 			if err != nil {
 				return taskError(c, ios, id, err)
 			}
