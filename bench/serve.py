@@ -6,7 +6,9 @@ before the next request is written), for bench/rss.py to read the peak RSS of th
 the one in the middle prints 3 GB (`yes 0123456789abcdef | head -c 3000000000`, the artifact at its default cap).
 The client is a raw JSON-lines client (the server's memory does not depend on who speaks to it): for mcp, the
 initialize handshake, then `tools/call` of `bash`. It fails on any response that is not a success.
-    bench/serve.py rpc|mcp AGENTBASH [N]       (N default 1000)
+With --distinct, `echo x` becomes `x=I` (I the command's number): every such command differs and changes its
+session's state, as an agent's commands do, so what a server keeps per distinct command shows.
+    bench/serve.py [--distinct] rpc|mcp AGENTBASH [N]       (N default 1000)
 """
 import json, subprocess, sys
 
@@ -15,8 +17,11 @@ SHORT = ("true", "echo x", "cd /")
 
 
 def main():
-    face, ab = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+    args = sys.argv[1:]
+    distinct = "--distinct" in args
+    args = [a for a in args if a != "--distinct"]
+    face, ab = args[0], args[1]
+    n = int(args[2]) if len(args) > 2 else 1000
     p = subprocess.Popen([ab, face], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def ask(msg):
@@ -38,6 +43,8 @@ def main():
         p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
     for i in range(1, n + 1):
         command = BIG if i == n // 2 else SHORT[i % len(SHORT)]
+        if distinct and command == "echo x":
+            command = f"x={i}"
         if face == "rpc":
             req = {"id": i, "type": "bash", "command": command}
             if i % 2:
@@ -57,7 +64,7 @@ def main():
     p.stdin.close()
     if p.wait(30) != 0:
         sys.exit(f"serve.py: {face} exited with status {p.returncode}")
-    print(f"{face}: {n} commands, one of 3 GB", file=sys.stderr)
+    print(f"{face}: {n} {'distinct ' if distinct else ''}commands, one of 3 GB", file=sys.stderr)
 
 
 if __name__ == "__main__":
