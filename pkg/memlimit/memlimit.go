@@ -1,6 +1,7 @@
-// Package memlimit keeps a long-lived agentbash process (rpc, mcp, and a supervisor kept for more runs) small
-// (reference §12: peak RSS ≤ 16 MiB after 1000 commands): a collector paced for a small heap, a soft limit on
-// the Go heap, and the executable's pages that start-up mapped handed back.
+// Package memlimit keeps a long-lived agentbash process small (reference §12: peak RSS ≤ 16 MiB, for an rpc or
+// mcp server after 1000 commands, and with 3 GB of output): a collector paced for a small heap, a soft limit on
+// the Go heap, and the executable's pages that start-up mapped handed back. The long-lived ones are the
+// servers (rpc, mcp), a supervisor kept for more runs or a task's, and a `wait` that lasts.
 //
 // What such a process holds live is small and does not grow with the commands it ran (some 0.6 MiB in rpc,
 // 1 MiB in mcp, 0.5 MiB in a supervisor): what grows, at the default pacing, is the garbage between two
