@@ -13,12 +13,20 @@ import (
 // in it, subshells included, is an external program or one of [stateless] builtins, called by a literal
 // name that no function or alias (defined reports those of the session, of the rc, of the environment)
 // takes over, and nothing in it assigns (no assignment, `for`, arithmetic, `[[ ]]` whose arithmetic
-// operands may assign, `${x:=y}`, `{fd}>`, no indirection or subscript). A command that does not parse is
-// not unchanging.
+// operands may assign, `${x:=y}`, `${x@P}`, `{fd}>`, `test -v`, no indirection or subscript), no alias
+// takes a reserved word, and no here-document or comment could end elsewhere for bash than for the parser.
+// A command that does not parse is not unchanging.
 func unchanging(command string, defined func(name string) bool) bool {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	// Comments kept: without them the parser takes a comment's trailing backslash for a line
+	// continuation (`ls # \⏎cd /` would hide the cd), which bash does not.
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(command), "")
 	if err != nil {
 		return false
+	}
+	for kw := range reserved {
+		if defined(kw) {
+			return false // an alias named like a reserved word is expanded in its place (`alias if='cd /; if'`)
+		}
 	}
 	ok := true
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -37,18 +45,35 @@ func unchanging(command string, defined func(name string) bool) bool {
 				ok = false
 			case len(n.Assigns) > 0 && bashNames[name]:
 				ok = false // assignments before a builtin stay in POSIX mode
+			case (name == ":" || name == "exit") && anyAssignLike(n.Args[1:]):
+				ok = false // with set -k they are assignments, which stay in POSIX mode
+			case (name == "test" || name == "[") && !plainTest(n.Args[1:], name == "["):
+				ok = false // test -v 'a[i=1]' evaluates the subscript
+			}
+			for _, a := range n.Assigns {
+				if sideEffects[a.Name.Value] {
+					ok = false // undone, bash does not restore what setting them changed
+				}
 			}
 		case *syntax.FuncDecl, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause,
 			*syntax.DeclClause, *syntax.CoprocClause, *syntax.TestClause, *syntax.TestDecl:
 			ok = false
 		case *syntax.ParamExp:
 			if n.Excl || n.Index != nil && !allElements(n.Index) || n.Slice != nil || n.NestedParam != nil ||
-				n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull) {
-				ok = false
+				n.Exp != nil && (n.Exp.Op == syntax.AssignUnset || n.Exp.Op == syntax.AssignUnsetOrNull ||
+					n.Exp.Op == syntax.OtherParamOps && (n.Exp.Word == nil || !harmlessOps[n.Exp.Word.Lit()])) {
+				ok = false // ${x@P} expands $((…)) and ${y:=…} in x's value
 			}
 		case *syntax.Redirect:
 			if n.N != nil && strings.HasPrefix(n.N.Value, "{") {
 				ok = false // {fd}> assigns fd
+			}
+			if n.Hdoc != nil && !plainHeredoc(command, n) {
+				ok = false
+			}
+		case *syntax.Comment:
+			if strings.Contains(n.Text, `\`) {
+				ok = false
 			}
 		case *syntax.CmdSubst:
 			if n.TempFile || n.ReplyVar {
@@ -58,6 +83,120 @@ func unchanging(command string, defined func(name string) bool) bool {
 		return ok
 	})
 	return ok
+}
+
+// harmlessOps are the ${x@OP} operators that evaluate nothing in x's value (not P, prompt expansion).
+var harmlessOps = setOf("Q", "E", "a", "A", "U", "u", "L", "K", "k")
+
+// sideEffects are variables whose assignment before a command changes the shell for good: the temporary
+// POSIXLY_CORRECT turns expand_aliases off as it goes, GLOBIGNORE dotglob; the others to be safe.
+var sideEffects = setOf("POSIXLY_CORRECT", "GLOBIGNORE", "BASH_COMPAT", "BASH_XTRACEFD", "BASH_ARGV0",
+	"SHELLOPTS", "BASHOPTS", "OPTIND", "OPTERR")
+
+// reserved are bash's reserved words: an alias of that name makes the command not unchanging.
+var reserved = setOf("if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
+	"do", "done", "in", "function", "time", "{", "}", "!", "[[", "]]", "coproc")
+
+// anyAssignLike reports whether a word looks like an assignment (NAME=, NAME[, NAME+=), which set -k makes one.
+func anyAssignLike(args []*syntax.Word) bool {
+	for _, w := range args {
+		for _, p := range w.Parts {
+			l, isLit := p.(*syntax.Lit)
+			if !isLit {
+				break
+			}
+			if strings.ContainsAny(l.Value, "=[") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// plainTest reports whether test's (or ['s) arguments cannot evaluate a subscript: no -v or -R (whose
+// operand's subscript is arithmetic), and none that expansion could turn into one or split in more.
+func plainTest(args []*syntax.Word, bracket bool) bool {
+	if n := len(args); bracket && n > 0 {
+		if l, _ := literal(args[n-1]); l == "]" {
+			args = args[:n-1]
+		}
+	}
+	lit := make([]bool, len(args))
+	all := true
+	for i, w := range args {
+		var l string
+		l, lit[i] = literal(w)
+		if lit[i] && (l == "-v" || l == "-R") || !lit[i] && !oneField(w) {
+			return false
+		}
+		all = all && lit[i]
+	}
+	switch {
+	case all || len(args) <= 1:
+		return true
+	case len(args) == 2: // OP X
+		return lit[0]
+	case len(args) == 3: // X OP Y, ! OP X, ( X )
+		first, _ := literal(args[0])
+		return lit[1] || lit[0] && first != "!"
+	}
+	return false
+}
+
+// oneField reports whether w expands to exactly one word: quoted expansions only, no "$@" nor "${a[@]}".
+func oneField(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted:
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "*?[~") {
+				return false
+			}
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return false
+			}
+			for _, q := range p.Parts {
+				if pe, isParam := q.(*syntax.ParamExp); isParam && (pe.Param.Value == "@" || pe.Index != nil) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainHeredoc reports whether r's here-document ends where bash ends it too: its delimiter is a literal,
+// and no line of its body starts with it or ends in a backslash (bash joins that line to the next before
+// it compares, and ends one in $( ) at `DELIM)`: the parser would take the lines after for the body).
+func plainHeredoc(command string, r *syntax.Redirect) bool {
+	delim, ok := literal(r.Word)
+	if !ok {
+		return false
+	}
+	start, end := r.Hdoc.Pos(), r.Hdoc.End()
+	if !start.IsValid() || !end.IsValid() {
+		return len(r.Hdoc.Parts) == 0
+	}
+	if int(end.Offset()) > len(command) || start.Offset() > end.Offset() {
+		return false
+	}
+	body := command[start.Offset():end.Offset()]
+	if strings.Contains(body, "\\\n") {
+		return false
+	}
+	lines := strings.Split(body, "\n")
+	if strings.TrimLeft(lines[len(lines)-1], "\t") == delim {
+		lines = lines[:len(lines)-1] // the parser's body ends with the delimiter's line
+	}
+	for _, line := range lines {
+		if strings.HasPrefix(strings.TrimLeft(line, "\t"), delim) {
+			return false
+		}
+	}
+	return true
 }
 
 // allElements reports whether a subscript is [@] or [*], which evaluates nothing.
@@ -72,6 +211,9 @@ func literal(w *syntax.Word) (string, bool) {
 	for _, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
+			if b.Len() == 0 && strings.HasPrefix(p.Value, "~") {
+				return "", false // ~ is $HOME, ~- $OLDPWD …
+			}
 			if strings.ContainsAny(p.Value, "*?{") || strings.Contains(p.Value, "[") && strings.Contains(p.Value, "]") {
 				return "", false // a pattern, or a brace expansion ({cd,/} is cd /)
 			}
@@ -87,6 +229,9 @@ func literal(w *syntax.Word) (string, bool) {
 			}
 			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false // $"…" is translated
+			}
 			for _, q := range p.Parts {
 				l, isLit := q.(*syntax.Lit)
 				if !isLit || strings.Contains(l.Value, `\`) {

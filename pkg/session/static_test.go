@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,8 @@ func TestUnchanging(t *testing.T) {
 		`echo ${x:-d} ${#x} ${x%.go}`, `echo "${arr[@]}"`, `time make -j2`, `! grep -q x f`, `sleep 1 &`,
 		`if test -d x; then echo a; else echo b; fi`, `case $x in a) ls;; esac`, `while false; do :; done`,
 		`{ ls; pwd; }`, `ls | sort | uniq -c`, `python3 -c 'import os; os.chdir("/")'`, `/usr/bin/env`,
-		`cat <(ls)`, `echo a 2>/dev/null >&2`,
+		`cat <(ls)`, `echo a 2>/dev/null >&2`, `[ -f "$HOME" ]`, `[ "$a" = "$b" ]`, `[ ! -f x ]`, `test -n "$x"`,
+		`echo ${x@Q}`, `ls # a comment`, "cat <<-EOF\n\t$x\n\tEOF", "cat <<'EOF'\nx\nEOF", `LC_ALL=C sort`, `exit 0`,
 	} {
 		if !unchanging(c, defined) {
 			t.Errorf("%q: not unchanging, want unchanging", c)
@@ -34,9 +36,50 @@ func TestUnchanging(t *testing.T) {
 		`enable -n cd`, `hash -r`, `getopts a x`, `let x=1`, `pushd /`, `popd`, `shift`, `wait -p x`,
 		`cat <(cd /)`, `(cd /tmp && ls)`, `if true; then cd /; fi`, `ls | while read l; do :; done`,
 		`myfn`, `ll`, `/bin/true`, `ls (`, `{cd,/}`, `{cd,..}`, `x{,}`, `@(cd) /`, `echo "$(cd /)"`, "ls\ncd /", `type x`, `kill 1`,
+		`echo ${x@P}`, `[ -v 'a[i=1]' ]`, `test -R x`, `[ "$op" x ]`, `[ ! "$op" x ]`, `[ -n $x ]`, `[ -f x -a "$y" ]`,
+		`GLOBIGNORE=x ls`, `POSIXLY_CORRECT=1 ls`, `: X=1`, `exit a[i=1]=1`, `~ /`, `~-`, `$"ls"`, "ls # \\\ncd /",
+		"echo $(cat <<EOF\nEOF)\ncd /\nEOF\n)", "cat <<EOF\n\\\nEOF\ncd /\nEOF\n", "cat <<EOF\nE\\\nOF\ncd /\nEOF\n",
 	} {
 		if unchanging(c, defined) {
 			t.Errorf("%q: unchanging, want not", c)
+		}
+	}
+}
+
+// Each command here changes the state in bash, with the session's setup before it, and is not unchanging.
+func TestUnchangingAgreesWithBash(t *testing.T) {
+	dump := `{ declare -p | grep -Ev '^declare -[-a-zA-Z]* (_|BASH_[A-Z0-9_]*|PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|EPOCH[A-Z]*|PPID|BASHPID|SHLVL|PWD|OLDPWD|BASHOPTS|SHELLOPTS|GROUPS|FUNCNAME|COMP_WORDBREAKS)(=|$)'; declare -f; alias -p; shopt -p; set +o; umask; pwd; } 2>&1`
+	for _, c := range [][2]string{ // setup, command
+		{"x='$((y=5))'", "echo ${x@P}"},
+		{"a=(1)", "[ -v 'a[y=5]' ]"},
+		{"op=-v", "test \"$op\" 'a[y=5]'"},
+		{"shopt -s dotglob", "GLOBIGNORE=x ls"},
+		{"", "POSIXLY_CORRECT=1 ls"},
+		{"set -k -o posix", ": X=1"},
+		{"alias if='cd /; if'", "if true; then :; fi"},
+		{"alias time='cd /; time'", "time ls"},
+		{"HOME=cd", "~ /"},
+		{"", "echo $(cat <<EOF\nEOF)\ncd /\nEOF\n)"},
+		{"", "cat <<EOF\nE\\\nOF\ncd /\nEOF\n"},
+		{"", "ls # \\\ncd /"},
+	} {
+		dir := t.TempDir()
+		prelude := "shopt -s expand_aliases\n" + c[0] + "\n__d() " + "{ " + dump + "; }\n__d >" + dir + "/before\ntrap '__d >" + dir + "/after' EXIT\n"
+		if err := os.WriteFile(dir+"/prelude", []byte(prelude), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "-c", "--", c[1])
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "BASH_ENV="+dir+"/prelude")
+		_ = cmd.Run()
+		before, _ := os.ReadFile(dir + "/before")
+		after, _ := os.ReadFile(dir + "/after")
+		if len(before) == 0 || string(before) == string(after) {
+			t.Errorf("%q after %q: the state did not change in bash", c[1], c[0])
+		}
+		names, _ := exec.Command("bash", "-c", c[0]+"\ncompgen -A function; compgen -a").Output()
+		defined := func(name string) bool { return slices.Contains(strings.Fields(string(names)), name) }
+		if unchanging(c[1], defined) {
+			t.Errorf("%q after %q: unchanging, but it changes the state", c[1], c[0])
 		}
 	}
 }
