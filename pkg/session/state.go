@@ -513,6 +513,16 @@ func optionNames(text, command string) []string {
 // the rc's (p.Base), or a function exported through the environment (this process's, which the command
 // inherits, or p.Env's).
 func (l *Lease) definer(p Prelude) func(string) bool {
+	exported := map[string]bool{} // functions exported through the environment: BASH_FUNC_NAME%%=…
+	for _, env := range [][]string{os.Environ(), p.Env} {
+		for _, kv := range env {
+			if rest, ok := strings.CutPrefix(kv, "BASH_FUNC_"); ok {
+				if name, _, ok := strings.Cut(rest, "%%="); ok {
+					exported[name] = true
+				}
+			}
+		}
+	}
 	return func(name string) bool {
 		if _, ok := p.Base.Functions[name]; ok {
 			return true
@@ -520,14 +530,18 @@ func (l *Lease) definer(p Prelude) func(string) bool {
 		if _, ok := p.Base.Aliases[name]; ok {
 			return true
 		}
-		if slices.Contains(l.state.FunctionNames, name) ||
-			slices.ContainsFunc(l.state.Aliases, func(a Alias) bool { return a.Name == name }) {
-			return true
-		}
-		exported := "BASH_FUNC_" + name + "%%="
-		has := func(kv string) bool { return strings.HasPrefix(kv, exported) }
-		return slices.ContainsFunc(p.Env, has) || slices.ContainsFunc(os.Environ(), has)
+		return exported[name] || slices.Contains(l.state.FunctionNames, name) ||
+			slices.ContainsFunc(l.state.Aliases, func(a Alias) bool { return a.Name == name })
 	}
+}
+
+// evaluating reports whether the state makes the shell evaluate something on its own as a command runs:
+// xtrace expands PS4 before each command (PS4='$((n++))' assigns), and reading a nameref to an array
+// element evaluates its subscript (declare -n r='a[i=1]'). No command is taken for [unchanging] then.
+func (st *State) evaluating() bool {
+	return slices.Contains(st.SetOn, "xtrace") || slices.ContainsFunc(st.Vars, func(v Var) bool {
+		return strings.Contains(v.flags(), "n") && strings.Contains(string(v.Declare), "[")
+	})
 }
 
 // trapLine is the prelude's line that sets the EXIT trap dumping into path. The same few paths come back
@@ -755,6 +769,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 	path := filepath.Join(l.dir, taskPrefix+id+".sh")
 	l.unchanging = p.Capture && l.state != nil && p.InSessionCwd && !p.OptionsInCommand &&
 		!(p.BashEnv != "" && p.KeepBashEnv) && !p.BaseUnknown && // what the rc defines must be known
+		!l.state.evaluating() &&
 		unchanging(p.Command, l.definer(p))
 	if l.unchanging {
 		path = filepath.Join(l.dir, preludeFile)

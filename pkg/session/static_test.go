@@ -131,3 +131,30 @@ func TestUnchangingCommandInSession(t *testing.T) {
 		t.Errorf("A: %q", out)
 	}
 }
+
+// A state that makes the shell evaluate on its own (xtrace's PS4, a nameref to an array element) takes no
+// command for unchanging: the trap runs and what the evaluation assigned is kept.
+func TestEvaluatingStateKeepsTheTrap(t *testing.T) {
+	for name, setup := range map[string]string{
+		"xtrace":  `m=0; PS4='+$((m++)) '; set -x`,
+		"nameref": `m=0; a=(); declare -n r='a[m=m+1]'`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newStore(t)
+			shell(t, s, "s", setup, Prelude{}, "")
+			l, err := s.Acquire(context.Background(), "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			command := `echo $r`
+			path, err := l.Prelude(Prelude{Capture: true, Command: command, InSessionCwd: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+			if b, _ := os.ReadFile(path); !strings.Contains(string(b), "trap --") {
+				t.Errorf("no EXIT trap for %q after %q", command, setup)
+			}
+		})
+	}
+}
