@@ -228,7 +228,7 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 		tail = &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
 		output = tail
 	}
-	defaultProcsBack()
+	startProcs(req)
 	output = &procsChooser{w: output}
 	var in io.Reader
 	if stdin != nil {
