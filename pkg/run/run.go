@@ -231,8 +231,19 @@ type Process interface {
 	Wait() (Outcome, error)
 }
 
-// Run starts spec with s on st and waits for it: a run to completion.
+// Runner is a [Starter] that can also run a command to its end in one call, cheaper than Start and Wait
+// when nobody needs the process meanwhile (a supervisor then need not report the shell's start).
+type Runner interface {
+	Starter
+	// Run is Start then Wait: the outcome, or the error of a run that could not start or was lost.
+	Run(ctx context.Context, spec Spec, s Streams) (Outcome, error)
+}
+
+// Run starts spec with s on st and waits for it: a run to completion (in one call when st is a [Runner]).
 func Run(ctx context.Context, st Starter, spec Spec, s Streams) (Outcome, error) {
+	if r, ok := st.(Runner); ok {
+		return r.Run(ctx, spec, s)
+	}
 	p, err := st.Start(ctx, spec, s)
 	if err != nil {
 		return Outcome{}, err

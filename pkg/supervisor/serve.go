@@ -265,7 +265,9 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 					cancel(cancelled{}) // a task nobody can find must not run on
 				}
 			}
-			_ = ev.send(Event{Op: OpStarted, Pid: pid})
+			if !req.Quiet {
+				_ = ev.send(Event{Op: OpStarted, Pid: pid})
+			}
 		},
 	})
 	if listening != nil {
