@@ -63,7 +63,7 @@ type fileStamp struct {
 }
 
 // stampVersion changes when the snapshot's format does, so older caches are rebuilt.
-const stampVersion = 5 // 5: the definitions file beside the script; 4: inherit_errexit and BASH_COMPAT no longer leak
+const stampVersion = 6 // 6: the options in one command each way; 5: the definitions file beside the script; 4: inherit_errexit and BASH_COMPAT no longer leak
 
 func statFile(path string) fileStamp {
 	fi, err := os.Stat(path)
