@@ -447,3 +447,33 @@ func TestSnapshotOptionsInOneCommandEachWay(t *testing.T) {
 		t.Errorf("option commands %q, want %q (the last: expand_aliases after the aliases)\n%s", lines, w, b)
 	}
 }
+
+// A process that asks again (rpc, mcp: before every command) gets the same snapshot from what it
+// remembers of the stamp, and a new one when the rc changed or the script is gone, as from the files.
+func TestSnapshotAskedAgain(t *testing.T) {
+	o := options(t, "alias one='echo 1'\n")
+	path, warn := Ensure(context.Background(), o)
+	if path == "" || warn != "" {
+		t.Fatalf("Ensure = %q, %q", path, warn)
+	}
+	stampFile := strings.TrimSuffix(path, ".sh") + ".stamp"
+	if err := os.Remove(stampFile); err != nil { // remembered: not read again
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); again != path || runWith(t, again, "one") != "1\n" {
+		t.Fatalf("asked again: %q", again)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); again != path || runWith(t, again, "one") != "1\n" {
+		t.Fatalf("after the script was removed: %q", again)
+	}
+	time.Sleep(10 * time.Millisecond) // a modification time of its own
+	if err := os.WriteFile(o.RCFile, []byte("alias one='echo uno'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); runWith(t, again, "one") != "uno\n" {
+		t.Fatalf("after the rc changed: %q ran %q", again, runWith(t, again, "one"))
+	}
+}
