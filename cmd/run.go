@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,6 +263,11 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 		return server{}, configError{err}
 	}
 	memlimit.Apply(memLimit)
+	// A server coordinates: its commands run in supervisors, and its own work per request (decode, settle,
+	// encode) is short. On one Go processor that work wakes no idle thread to look for more (on two, the
+	// goroutine of each request and the watchdog timer of each run each woke one: rpc `true`, ≈ 2 thread
+	// wake-ups a request, on the CPUs the commands need).
+	runtime.GOMAXPROCS(1)
 	pool := &supervisor.Pool{Spares: spares}
 	pool.Prewarm()
 	sc := serviceConfig(cfg, cfgWarnings, flagEnv)

@@ -21,11 +21,12 @@ import (
 )
 
 // TestMain lets the test binary be its own supervisor: spawn re-executes it as `<test> __supervise`.
-func TestMain(m *testing.M) {
+// The test binary is the supervisor too, dispatched from an init function as pkg/reexec does: the main
+// goroutine is then locked to the main thread, as in agentbash.
+func init() {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main())
 	}
-	os.Exit(m.Run())
 }
 
 func marker(t *testing.T) string {
