@@ -21,12 +21,11 @@ import (
 )
 
 // TestMain lets the test binary be its own supervisor: spawn re-executes it as `<test> __supervise`.
-// The test binary is the supervisor too, dispatched from an init function as pkg/reexec does: the main
-// goroutine is then locked to the main thread, as in agentbash.
-func init() {
+func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		os.Exit(Main())
 	}
+	os.Exit(m.Run())
 }
 
 func marker(t *testing.T) string {
