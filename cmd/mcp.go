@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/mcpserver"
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pollable"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -28,7 +29,8 @@ const mcpExitGrace = 1500 * time.Millisecond
 // mcpSpares is how many idle supervisors the server keeps ready, so a call pays no exec of agentbash.
 const mcpSpares = 2
 
-// mcpMemoryLimit is the soft limit of the server's Go heap (peak RSS ≤ 16 MiB after 1000 calls).
+// mcpMemoryLimit is the soft limit of the server's Go heap (peak RSS ≤ 16 MiB after 1000 calls), a backstop:
+// the pacing of pkg/memlimit keeps the heap far below it.
 const mcpMemoryLimit = 12 << 20
 
 func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
@@ -93,7 +95,7 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		cfg.MaxBytes = cfg.MCP.MaxBytes
 	}
 
-	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares, mcpMemoryLimit)
+	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, mcpSpares)
 	if err != nil {
 		return err
 	}
@@ -113,6 +115,8 @@ func runMCP(c *cobra.Command, ios IO, info BuildInfo, f runFlags, noSession bool
 		Logger:     slog.New(slog.NewTextHandler(ios.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		ExitGrace:  mcpExitGrace,
 	})
+	// Everything start-up touched is done: from here on the process is lean (pkg/memlimit).
+	memlimit.Apply(mcpMemoryLimit)
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	err = srv.Serve(ctx, mcpserver.Stdio(in, ios.Out))

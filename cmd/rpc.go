@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentbash/agentbash/pkg/config"
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/pollable"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -18,7 +19,8 @@ import (
 const rpcSpares = 2
 
 // rpcMemoryLimit is the soft limit of the rpc process's Go heap (reference §12: peak RSS ≤ 16 MiB after 1000
-// commands); the collector runs harder near it, it is not a cap.
+// commands); the collector runs harder near it, it is not a cap. A backstop: the pacing of pkg/memlimit
+// keeps the heap far below it.
 const rpcMemoryLimit = 12 << 20
 
 func newRPCCmd(info BuildInfo, ios IO) *cobra.Command {
@@ -78,7 +80,7 @@ func runRPC(c *cobra.Command, ios IO, f runFlags, version string) error {
 	if err != nil {
 		return err
 	}
-	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares, rpcMemoryLimit)
+	sv, err := newServer(c, ios, cfg, cfgWarnings, f.env, rpcSpares)
 	if err != nil {
 		return err
 	}
@@ -95,6 +97,8 @@ func runRPC(c *cobra.Command, ios IO, f runFlags, version string) error {
 		Version:  version,
 		Forwards: forwards(cfg),
 	}
+	// Everything start-up touched is done: from here on the process is lean (pkg/memlimit).
+	memlimit.Apply(rpcMemoryLimit)
 	in, closeIn := pollable.Stdin(ios.In)
 	defer closeIn()
 	if err := s.Serve(ctx, in, ios.Out); err != nil {

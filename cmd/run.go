@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,7 +24,6 @@ import (
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/livequeue"
 	"github.com/agentbash/agentbash/pkg/local"
-	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/normalize"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
@@ -252,9 +250,9 @@ type server struct {
 	close  func()
 }
 
-// newServer keeps the process small (a soft heap limit of memLimit bytes, the pages start-up mapped handed
-// back), starts spares idle supervisors, and builds the service; broken rules are said on stderr.
-func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int, memLimit int64) (server, error) {
+// newServer starts spares idle supervisors and builds the service; broken rules are said on stderr. The
+// caller makes the process lean (memlimit.Apply) once it built the rest, right before it serves.
+func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv []string, spares int) (server, error) {
 	if err := service.CheckAllowed(cfg.Targets.Allowed, executor.Open); err != nil {
 		return server{}, configError{err}
 	}
@@ -262,12 +260,6 @@ func newServer(c *cobra.Command, ios IO, cfg config.Config, cfgWarnings, flagEnv
 	if err := service.CheckSandbox(cfg.Sandbox.Policy(), home, forwards(cfg) != ""); err != nil {
 		return server{}, configError{err}
 	}
-	memlimit.Apply(memLimit)
-	// A server coordinates: its commands run in supervisors, and its own work per request (decode, settle,
-	// encode) is short. On one Go processor that work wakes no idle thread to look for more (on two, the
-	// goroutine of each request and the watchdog timer of each run each woke one: rpc `true`, ≈ 2 thread
-	// wake-ups a request, on the CPUs the commands need).
-	runtime.GOMAXPROCS(1)
 	pool := &supervisor.Pool{Spares: spares}
 	pool.Prewarm()
 	sc := serviceConfig(cfg, cfgWarnings, flagEnv)

@@ -211,39 +211,40 @@ func (s *Server) addTools() {
 		sc.Properties["target"].Description = s.targetDescription("the target the task was started on (task ids are per target)")
 	}
 	tasksInput.Properties["target"].Description = s.targetDescription("the target whose tasks to list")
+	structured := raw(outputSchema[Structured]())
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash", Title: "Run a shell command",
 		Description:  fmt.Sprintf(bashDescription, session, result.FormatSeconds(s.timeout()), window),
-		InputSchema:  bashInput,
-		OutputSchema: outputSchema[Structured](),
+		InputSchema:  raw(bashInput),
+		OutputSchema: structured,
 		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes, OpenWorldHint: &yes},
 	}, s.bash)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_output", Title: "Read a background task's output",
 		Description:  fmt.Sprintf(outputDescription, window),
-		InputSchema:  outputInput,
-		OutputSchema: outputSchema[Structured](),
+		InputSchema:  raw(outputInput),
+		OutputSchema: structured,
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.output)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_input", Title: "Type into an interactive task",
 		Description:  inputDescription,
-		InputSchema:  inputInput,
-		OutputSchema: outputSchema[Structured](),
+		InputSchema:  raw(inputInput),
+		OutputSchema: structured,
 		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes},
 	}, s.input)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_kill", Title: "Stop a background task",
 		Description:  killDescription,
-		InputSchema:  killInput,
-		OutputSchema: outputSchema[Structured](),
+		InputSchema:  raw(killInput),
+		OutputSchema: structured,
 		Annotations:  &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true},
 	}, s.kill)
 	s.mcp.AddTool(&mcp.Tool{
 		Name: "bash_tasks", Title: "List background tasks",
 		Description:  tasksDescription,
-		InputSchema:  tasksInput,
-		OutputSchema: outputSchema[TaskList](),
+		InputSchema:  raw(tasksInput),
+		OutputSchema: raw(outputSchema[TaskList]()),
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true},
 	}, s.tasks)
 }
@@ -327,6 +328,17 @@ func taskIDSchema(sc *jsonschema.Schema) *jsonschema.Schema {
 	p := sc.Properties["task_id"]
 	p.Type, p.Types = "", []string{"string", "integer"}
 	return sc
+}
+
+// raw is sc as the JSON a tool declares it. The SDK sends a schema as it is given, and a tree that
+// jsonschema-go built stays live for the server's life (some 400 KiB for the five tools, most of the
+// server's live heap) though it only ever goes out as this JSON.
+func raw(sc *jsonschema.Schema) json.RawMessage {
+	b, err := json.Marshal(sc)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema: %v", err)) // a bug in the schemas built above
+	}
+	return b
 }
 
 // outputSchema is the output schema of a tool whose structuredContent is a T: jsonschema-go's, which

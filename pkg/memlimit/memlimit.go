@@ -1,11 +1,17 @@
-// Package memlimit keeps a long-lived agentbash process (rpc, mcp) small (reference §12: peak RSS ≤ 16 MiB
-// after 1000 commands): a soft limit on the Go heap, and the executable's pages that start-up mapped
-// handed back.
+// Package memlimit keeps a long-lived agentbash process (rpc, mcp, and a supervisor kept for more runs) small
+// (reference §12: peak RSS ≤ 16 MiB after 1000 commands): a collector paced for a small heap, a soft limit on
+// the Go heap, and the executable's pages that start-up mapped handed back.
+//
+// What such a process holds live is small and does not grow with the commands it ran (some 0.6 MiB in rpc,
+// 1 MiB in mcp, 0.5 MiB in a supervisor): what grows, at the default pacing, is the garbage between two
+// collections, up to the runtime's 4 MiB floor, and the pages of the binary that the commands' code paths
+// touched (docs/benchmarks.md, "issue 23: memory of long-lived servers").
 package memlimit
 
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -13,14 +19,37 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Apply sets the Go heap's soft limit to heapBytes, then drops from the resident set the read-only pages
-// of the executable mapped so far (madvise MADV_DONTNEED on its file mappings; they stay in the page
-// cache and come back on their next use). Start-up — every package's init, flags, config — touches code
-// all over the binary, and the kernel maps up to 64 KiB around each page it faults in, so a server would
-// otherwise keep most of a 16 MiB binary resident for code it never runs again. Errors are ignored: both
-// are economies.
+// GCPercent is the collector's pacing in a long-lived process: a collection once the heap grew by a quarter
+// of what it holds live. At the default (100) the runtime lets a heap grow to 4 MiB before it collects
+// (its floor scales with this percentage: 1 MiB here), so a server whose live heap is under 1 MiB carries
+// 3 MiB of garbage; a collection of such a heap costs about a millisecond of CPU, beside the command.
+const GCPercent = 25
+
+// Apply makes a server (rpc, mcp) lean once it is ready to serve: the Go heap's soft limit at heapBytes (the
+// collector runs harder near it, it is not a cap), one Go processor, and Lean. A server's own work per
+// command is a few hundred microseconds of decoding, formatting and waiting (the command runs in its
+// supervisor), so a second processor buys it nothing, and each processor keeps a span of every size class
+// it allocated from: one instead of two is 0.5 MiB less.
 func Apply(heapBytes int64) {
 	debug.SetMemoryLimit(heapBytes)
+	runtime.GOMAXPROCS(1)
+	Lean()
+}
+
+// Lean paces the collector for a small heap (GCPercent) and hands back the executable's pages mapped so
+// far (Trim).
+func Lean() {
+	debug.SetGCPercent(GCPercent)
+	Trim()
+}
+
+// Trim drops from the resident set the read-only pages of the executable mapped so far (madvise
+// MADV_DONTNEED on its file mappings; they stay in the page cache and come back on their next use).
+// Start-up — every package's init, flags, config — touches code all over the binary, and the kernel maps
+// up to 64 KiB around each page it faults in, so a server would otherwise keep most of a 12 MiB binary
+// resident for code it never runs again. Errors are ignored: this is an economy. It costs what the
+// pages' next use costs: a millisecond or so of page faults, so it is done once, never per command.
+func Trim() {
 	exe, err := os.Executable()
 	if err != nil {
 		return

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -212,12 +214,19 @@ func TestReusedSupervisorWatchesItsClient(t *testing.T) {
 	if err := syscall.Kill(a, syscall.SIGTERM); err != nil { // idle, back in the pool: it ends
 		t.Fatal(err)
 	}
-	if !waitFor(5*time.Second, func() bool { return !running(a) }) {
+	if !waitFor(5*time.Second, func() bool { return !running(a) && !holdsFiles(a) }) {
 		t.Fatalf("an idle reused supervisor %d did not end on SIGTERM", a)
 	}
 	if b, o := runOn(t, l, context.Background(), spec(t, "echo after", 10*time.Second)); b == a || o.Summary.Text != "after\n" {
 		t.Fatalf("after the idle supervisor was killed: supervisor %d, %+v", b, o)
 	}
+}
+
+// holdsFiles reports whether pid still has open descriptors: a process killed by a signal shows as a
+// zombie once its main thread ended, while its other threads may still be exiting with its socket open.
+func holdsFiles(pid int) bool {
+	fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	return err == nil && len(fds) > 0
 }
 
 // running reports whether pid is a live process (not a zombie).
@@ -300,5 +309,29 @@ func TestPoolRunRetriesRetired(t *testing.T) {
 	bad.Shell = "/nonexistent/bash"
 	if _, err := runJob(context.Background(), l, bad); !errors.Is(err, run.ErrShellNotFound) {
 		t.Fatalf("err = %v, want ErrShellNotFound", err)
+	}
+}
+
+// A supervisor offered reuse makes itself lean (pkg/memlimit) before its first run, and once; a
+// supervisor of one run (no reuse offered, as `run`'s) does not.
+func TestReusedSupervisorIsLean(t *testing.T) {
+	// How many times the command's supervisor made itself lean so far (the hook TestMain sets).
+	leans := func(l *Pool, runs int) []string {
+		t.Helper()
+		defer l.Close()
+		mark := filepath.Join(t.TempDir(), "lean")
+		t.Setenv(leanMarkEnv, mark) // read by the supervisor this pool spawns next
+		var got []string
+		for range runs {
+			_, o := runOn(t, l, context.Background(), spec(t, "cat "+mark+" 2>/dev/null | wc -l", 10*time.Second))
+			got = append(got, strings.TrimSpace(o.Summary.Text))
+		}
+		return got
+	}
+	if got := leans(&Pool{Spares: 1}, 3); !slices.Equal(got, []string{"1", "1", "1"}) {
+		t.Errorf("lean before runs 1-3 of a supervisor offered reuse: %q times, want once, before the first", got)
+	}
+	if got := leans(&Pool{}, 1); !slices.Equal(got, []string{"0"}) {
+		t.Errorf("lean before the run of a supervisor of one run: %q times, want never", got)
 	}
 }

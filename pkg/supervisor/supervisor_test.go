@@ -17,12 +17,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/run"
 )
+
+// leanMarkEnv names the file a test supervisor marks each time it makes itself lean.
+const leanMarkEnv = "SUPERVISOR_TEST_LEAN_MARK"
 
 // TestMain lets the test binary be its own supervisor: spawn re-executes it as `<test> __supervise`.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Command {
+		if mark := os.Getenv(leanMarkEnv); mark != "" {
+			// Each lean of this supervisor adds a line to mark (TestReusedSupervisorIsLean).
+			lean = func() {
+				memlimit.Lean()
+				if f, err := os.OpenFile(mark, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+					_, _ = f.WriteString("lean\n")
+					f.Close()
+				}
+			}
+		}
 		os.Exit(Main())
 	}
 	os.Exit(m.Run())
