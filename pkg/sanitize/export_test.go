@@ -15,3 +15,6 @@ func Held(w io.WriteCloser) (n, c int) {
 
 // PlainRun is the sanitizer's fast path.
 var PlainRun = plainRun
+
+// PlainASCII is the scan of a stretch of ASCII (assembly on amd64), PlainASCIIWords the same in Go.
+var PlainASCII, PlainASCIIWords = plainASCII, plainASCIIWords

@@ -472,35 +472,19 @@ const (
 )
 
 // plainRun returns the length of the longest prefix of p that passes unchanged: printable ASCII, tab,
-// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at 32 bytes at a time.
+// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at by plainASCII.
 func plainRun(p []byte) int {
-	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at the next eight at once
+	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at what follows at once
 	for j < len(p) {
 		if ascii == 8 {
 			ascii = 0
-			// Thirty-two bytes at a time while they are all plain (the words' masks are independent, so
-			// the processor works on them side by side), then eight at a time to find the one that is not.
-			for j+32 <= len(p) {
-				q := p[j : j+32 : j+32]
-				if attention(binary.LittleEndian.Uint64(q))|attention(binary.LittleEndian.Uint64(q[8:]))|
-					attention(binary.LittleEndian.Uint64(q[16:]))|attention(binary.LittleEndian.Uint64(q[24:])) != 0 {
-					break
-				}
-				j += 32
-			}
-			for j+8 <= len(p) {
-				if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
-					j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
-					if p[j] < utf8.RuneSelf {
-						return j // a control, DEL, ESC or CR
-					}
-					goto other
-				}
-				j += 8
-			}
-			if j == len(p) {
+			if j += plainASCII(p[j:]); j == len(p) {
 				break
 			}
+			if p[j] < utf8.RuneSelf {
+				return j // a control, DEL, ESC or CR
+			}
+			goto other
 		}
 		if c := p[j]; c < utf8.RuneSelf {
 			if !plain[c] {
@@ -517,6 +501,31 @@ func plainRun(p []byte) int {
 			return j // invalid, incomplete, or a C1 control: slow path
 		}
 		j += size
+	}
+	return j
+}
+
+// plainASCIIWords is plainASCII in Go: 32 bytes at a time while they are all plain (the words' masks are
+// independent, so the processor works on them side by side), then eight at a time to find the one that
+// is not, then one at a time.
+func plainASCIIWords(p []byte) int {
+	j := 0
+	for j+32 <= len(p) {
+		q := p[j : j+32 : j+32]
+		if attention(binary.LittleEndian.Uint64(q))|attention(binary.LittleEndian.Uint64(q[8:]))|
+			attention(binary.LittleEndian.Uint64(q[16:]))|attention(binary.LittleEndian.Uint64(q[24:])) != 0 {
+			break
+		}
+		j += 32
+	}
+	for j+8 <= len(p) {
+		if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+	}
+	for j < len(p) && p[j] < utf8.RuneSelf && plain[p[j]] {
+		j++
 	}
 	return j
 }
