@@ -58,3 +58,47 @@ func TestPlainASCII(t *testing.T) {
 		}
 	}
 }
+
+// eventsBytewise is the definition EventMask must meet: bit j for q[j] that is not printable ASCII and
+// not a tab.
+func eventsBytewise(q []byte) uint64 {
+	var m uint64
+	for j, c := range q[:64] {
+		if c != '\t' && (c < 0x20 || c >= 0x7f) {
+			m |= 1 << j
+		}
+	}
+	return m
+}
+
+// Every byte value in every lane of a block, and random blocks.
+func TestEventMask(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	text := []byte("\x1b[1;32m 50%\x1b[0m [=====     ]\r\x1b[1;32m100%\x1b[0m [==========] \x1b[36mdone\x1b[0m ok\r\n")
+	for _, f := range []struct {
+		name string
+		mask func([]byte) uint64
+	}{{"EventMask", sanitize.EventMask}, {"EventWords", sanitize.EventWords}} {
+		q := make([]byte, 80)
+		for j := range 64 {
+			for b := 0; b < 256; b++ {
+				copy(q, text)
+				q[j] = byte(b)
+				if got, want := f.mask(q), eventsBytewise(q); got != want {
+					t.Fatalf("%s(%q) = %064b, want %064b", f.name, q, got, want)
+				}
+			}
+		}
+		for range 20000 {
+			for j := range q {
+				q[j] = byte(rng.Uint32())
+				if rng.IntN(2) == 0 {
+					q[j] &= 0x7f
+				}
+			}
+			if got, want := f.mask(q), eventsBytewise(q); got != want {
+				t.Fatalf("%s(%q) = %064b, want %064b", f.name, q, got, want)
+			}
+		}
+	}
+}

@@ -247,10 +247,7 @@ func (z *State) ground(p []byte, i int) int {
 	piece := 0 // bytes of text since the last event other than a newline (newlines not counted)
 	for i+blockBytes+16 <= len(p) {
 		q := p[i : i+blockBytes+16 : i+blockBytes+16]
-		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
-			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
-			events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
-			events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
+		ev := eventMask(q)
 		pos := 0 // the start of the text not yet taken, in q
 		for {
 			e := bits.TrailingZeros64(ev) // the next event; 64 (the block's end) when none is left
@@ -566,6 +563,15 @@ func events(w uint64) uint64 {
 	tab := (x - 0x09*lanes1) &^ (x - 0x0a*lanes1) // top bit: b&0x7f == 0x09
 	m := (high | ^(x-0x20*lanes1)&^tab) & lanes80
 	return (m >> 7) * 0x0102040810204080 >> 56
+}
+
+// eventWords returns the mask of the events among the first 64 bytes of q, bit j for q[j] (events).
+func eventWords(q []byte) uint64 {
+	q = q[:blockBytes:blockBytes]
+	return events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
+		events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
+		events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
+		events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).
