@@ -7,9 +7,8 @@
 // applies head/tail line limits to the whole stream, and spills the raw bytes to an artifact on the
 // first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes +
 // [sanitize.MaxOverwriteBytes] + [sanitize.MaxEscapeBytes] whatever the output size, one MaxBytes more
-// with a head limit, 1 MiB more once there is an artifact (the queue of the goroutine that writes it, so
-// the file system's time overlaps the sanitizer's), and Write does not allocate once the raw buffer has
-// spilled (or reached its size) and the windows have grown.
+// with a head limit, and Write does not allocate once the raw buffer has spilled (or reached its size)
+// and the windows have grown. The artifact is written in Write itself, from the caller's bytes.
 //
 // A head limit does not stop the reading at once (reference §3.2: counts are never guessed). Once it is
 // met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
