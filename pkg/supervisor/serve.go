@@ -131,8 +131,8 @@ func serve(conn *net.UnixConn) error {
 	var inherited run.Inherited
 	if first.Reuse {
 		inherited = run.ReadInherited()
-		// A supervisor that may serve more runs is a long-lived process: the pages of the binary its
-		// start-up mapped handed back (pkg/memlimit), before its first run, whose
+		// A supervisor that may serve more runs is a long-lived process: its heap paced small and the
+		// code pages of the binary its start-up mapped handed back (pkg/memlimit), before its first run, whose
 		// output may be gigabytes. Once per supervisor: its first run pays the page faults (a millisecond
 		// or so), `run`'s never offers reuse.
 		lean()
@@ -168,11 +168,8 @@ func serve(conn *net.UnixConn) error {
 	}
 }
 
-// lean makes a supervisor that may serve more runs a long-lived process (a test replaces it): it hands back
-// the binary's pages its start-up mapped. Not the collector's pacing of memlimit.Lean: with it, rpc's
-// tests of a streamed run cancelled at EOF or by abort lost their first update now and then (issue 23;
-// not understood yet, see docs/benchmarks.md), so a supervisor keeps the runtime's pacing.
-var lean = memlimit.Trim
+// lean makes a supervisor that may serve more runs a long-lived process (a test replaces it).
+var lean = memlimit.Lean
 
 // kindRetired is the kind of the done event a reused supervisor answers a start with when it runs no
 // more commands (serve): nothing ran, and the client starts the run on a new supervisor.
