@@ -43,7 +43,11 @@ cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
 flags=(-trimpath -ldflags='-s -w')
-CGO_ENABLED=0 go build "${flags[@]}" -o "$out/agentbash" .
+# settle FILE: replaces FILE by a copy of itself. The Go linker writes a binary through a mapping, which leaves
+# it in the page cache in single 4 KiB pages; a copy (as cp, tar or a package manager installs it) gets large
+# folios, which every exec maps faster (docs/benchmarks.md, issue 23's start-up): every binary timed here is one.
+settle() { cp "$1" "$1.copy" && mv -f "$1.copy" "$1"; }
+CGO_ENABLED=0 go build "${flags[@]}" -o "$out/agentbash" . && settle "$out/agentbash"
 ab="$PWD/$out/agentbash"
 # build REV: bench/out/agentbash-REV, built once from a detached worktree of REV, the same way.
 build() {
@@ -51,7 +55,7 @@ build() {
   if [[ ! -x $bin ]]; then
     wt=$(mktemp -d)
     git worktree add -q --detach "$wt" "$1"
-    (cd "$wt" && CGO_ENABLED=0 go build "${flags[@]}" -o "$bin" .)
+    (cd "$wt" && CGO_ENABLED=0 go build "${flags[@]}" -o "$bin" .) && settle "$bin"
     git worktree remove --force "$wt"
   fi
 }
@@ -67,7 +71,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The start-up floor: a static Go hello-world, built the same way (before HOME moves: the build cache stays).
 mkdir "$tmp/hello"
 printf '%s\n' 'package main' 'import "fmt"' 'func main() { fmt.Println("hello, world") }' > "$tmp/hello/main.go"
-(cd "$tmp/hello" && CGO_ENABLED=0 go build "${flags[@]}" -o hello main.go)
+(cd "$tmp/hello" && CGO_ENABLED=0 go build "${flags[@]}" -o hello main.go) && settle "$tmp/hello/hello"
 hello="$tmp/hello/hello"
 export MCP_TYPESCRIPT_SDK="${MCP_TYPESCRIPT_SDK:-$HOME/.cache/agentbash-ci/mcp-typescript-sdk}"
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"

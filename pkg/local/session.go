@@ -104,13 +104,17 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	// session's errexit or xtrace: its `set -o` options go on the command's first line instead.
 	long := len(p.spec.Command) > run.MaxArgBytes
 	var base session.Base
+	baseUnknown := false
 	if capture && p.bashEnv != "" && !p.keepBashEnv { // agentbash's snapshot: its definitions come fresh
 		if defs, err := snapshot.ReadDefinitions(p.bashEnv); err == nil {
 			base = session.Base{Functions: defs.Functions, Aliases: defs.Aliases}
+		} else {
+			baseUnknown = true
 		}
 	}
 	path, err := lease.Prelude(session.Prelude{Env: p.explicit, BashEnv: p.bashEnv, KeepBashEnv: p.keepBashEnv,
-		Capture: capture, Base: base, OptionsInCommand: long})
+		Capture: capture, Base: base, OptionsInCommand: long,
+		Command: string(p.spec.Command), InSessionCwd: req.Resolved.Cwd == "", BaseUnknown: baseUnknown})
 	if err != nil {
 		lease.Release()
 		p.in.Err, p.done = err, true

@@ -44,8 +44,8 @@ func Lean() {
 	Trim()
 }
 
-// Trim drops from the resident set the read-only pages of the executable mapped so far (madvise
-// MADV_DONTNEED on its file mappings; they stay in the page cache and come back on their next use).
+// Trim drops from the resident set the code pages of the executable mapped so far (madvise MADV_DONTNEED
+// on its executable, read-only file mappings; they stay in the page cache and come back on their next use).
 // Start-up — every package's init, flags, config — touches code all over the binary, and the kernel maps
 // up to 64 KiB around each page it faults in, so a server would otherwise keep most of a 12 MiB binary
 // resident for code it never runs again. Errors are ignored: this is an economy. It costs what the
@@ -64,8 +64,11 @@ func Trim() {
 	for sc.Scan() {
 		// 00400000-008ed000 r-xp 00000000 fd:01 1234 /path/to/agentbash
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != exe || strings.ContainsAny(fields[1], "ws") {
-			continue // writable (the data segment) or shared: keep
+		if len(fields) < 6 || fields[5] != exe || !strings.Contains(fields[1], "x") || strings.ContainsAny(fields[1], "ws") {
+			// Only the code. A read-only mapping that is not code can hold what the dynamic loader
+			// relocated before it was made read-only (RELRO, in a cgo or PIE build): dropped, it would
+			// come back from the file unrelocated (supervisors of cgo test builds crashed so).
+			continue
 		}
 		lo, hi, ok := strings.Cut(fields[0], "-")
 		start, err1 := strconv.ParseUint(lo, 16, 64)

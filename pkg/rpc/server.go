@@ -115,9 +115,15 @@ type loop struct {
 	closing bool
 	tasks   map[placed]struct{} // tasks started here whose end was not pushed yet
 	watcher bool                // the watch goroutine runs
-	stop    chan struct{}       // ends the watcher at shutdown
+	stop    chan struct{}       // ends the watcher and the idle workers at shutdown
 	wg      sync.WaitGroup      // calls not answered yet
+
+	idle    chan *call   // hands a call to a worker waiting for one (run)
+	waiting atomic.Int32 // workers waiting for a call
 }
+
+// maxIdleWorkers bounds the goroutines that wait for the next call after serving one (run).
+const maxIdleWorkers = 4
 
 // Serve reads requests from in and writes responses and events to out, one JSON object per line, until
 // in ends (EOF: the running commands are cancelled and answered, then Serve returns nil), ctx is cancelled
@@ -125,7 +131,7 @@ type loop struct {
 // case. The error is a failed read or write.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	l := &loop{s: s, out: out, broken: make(chan struct{}), calls: map[*call]struct{}{},
-		queues: map[placed]*queue{}, tasks: map[placed]struct{}{}, stop: make(chan struct{})}
+		queues: map[placed]*queue{}, tasks: map[placed]struct{}{}, stop: make(chan struct{}), idle: make(chan *call)}
 	l.base, l.cancelAll = context.WithCancelCause(context.WithoutCancel(ctx))
 	read := make(chan error, 1)
 	go func() { read <- l.read(in) }()
@@ -245,10 +251,38 @@ func (l *loop) dispatch(line []byte) {
 	if m.Bash != nil && !m.Bash.Background {
 		l.calls[c] = struct{}{}
 	}
-	go func() {
-		defer l.wg.Done()
+	l.run(c)
+}
+
+// run serves c on a goroutine of its own: one that served an earlier call and waits for the next, when
+// there is one, else a new one. A goroutine keeps its stack, grown for the calls it served, so the next
+// call's is not grown again (each growth copies the stack: some 15 µs a request on a new goroutine).
+func (l *loop) run(c *call) {
+	select {
+	case l.idle <- c:
+	default:
+		go l.work(c)
+	}
+}
+
+// work serves c, then waits for the next call (run) while fewer than maxIdleWorkers others wait, until the
+// loop stops.
+func (l *loop) work(c *call) {
+	for {
 		l.serve(c)
-	}()
+		l.wg.Done()
+		if l.waiting.Add(1) > maxIdleWorkers {
+			l.waiting.Add(-1)
+			return
+		}
+		select {
+		case c = <-l.idle:
+			l.waiting.Add(-1)
+		case <-l.stop:
+			l.waiting.Add(-1)
+			return
+		}
+	}
 }
 
 // drain runs q's requests one after the other until q is empty, then drops it.

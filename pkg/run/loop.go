@@ -222,17 +222,35 @@ func openInput(r io.Reader, con *console.Console) (io.Reader, func(), error) {
 
 // outputEnds are the ends of the command's output: what the drainer reads, and what the shell writes to
 // (its stdout and stderr): a pipe, or with a terminal the terminal's master and the terminal itself.
-func outputEnds(con *console.Console) (r, w *os.File, err error) {
+func outputEnds(con *console.Console) (outputReader, *os.File, error) {
 	if con != nil && con.TTY() {
 		r, err := con.Output()
-		return r, con.Terminal(), err
+		if err != nil {
+			return nil, nil, err
+		}
+		return fileReader{r}, con.Terminal(), nil
 	}
-	if r, w, err = os.Pipe(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		return nil, nil, fmt.Errorf("create output pipe: %w", err)
 	}
 	growPipe(r)
-	return r, w, nil
+	return newPipeReader(r), w, nil
 }
+
+// outputReader is the read end of the command's output, as the drainer reads it: an *os.File on the
+// runtime's poller (fileReader), or on Linux a pipe that a large output moves off it (pipeReader).
+type outputReader interface {
+	io.ReadCloser
+	SetReadDeadline(t time.Time) error
+	// hasData reports whether bytes wait to be read (false when it cannot tell).
+	hasData() bool
+}
+
+// fileReader is an *os.File as an outputReader.
+type fileReader struct{ *os.File }
+
+func (f fileReader) hasData() bool { return pipeHasData(f.File) }
 
 // lastEnv is the environment of the last run, kept for the next: runs are serialized (running).
 var lastEnv environ
@@ -706,7 +724,7 @@ var readBuf []byte
 // passed since the output met its limit, or — once the shell has exited — until the pipe has been silent
 // for DrainSilence or DrainMax has passed. Each bound is a read deadline on the pipe.
 type drainer struct {
-	r        *os.File
+	r        outputReader
 	w        io.Writer
 	limitMet func() bool // nil: no limit
 	tty      bool        // r is a terminal's master: EIO while the shell runs is not the end (loop)
@@ -759,7 +777,7 @@ func (d *drainer) loop() {
 			if now := time.Now(); !now.Before(dl) {
 				// Data waiting in the pipe is never silence: a reader the scheduler held up past the bound
 				// reads on (only DrainMax and LimitReadOn end the reading with data waiting).
-				if pipeHasData(d.r) {
+				if d.r.hasData() {
 					last = now
 					if dl, ok = d.deadline(last); !ok || now.Before(dl) {
 						_ = d.r.SetReadDeadline(dl)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -244,24 +245,73 @@ type Inherited struct {
 	oomScoreAdj, cgroup  string
 }
 
-// ReadInherited reads this process's Inherited values; one it cannot read stays zero.
+// ReadInherited reads this process's Inherited values; one it cannot read stays zero. A supervisor reads
+// them after every run, so the two files are opened once and read again from their start each time (a
+// file of /proc is made anew at each read from offset 0), and nothing here waits: the system calls are
+// the raw ones, which the runtime does not account as blocking.
 func ReadInherited() Inherited {
 	var in Inherited
 	for r := range in.limits {
 		_ = unix.Getrlimit(r, &in.limits[r])
 	}
 	pid := os.Getpid()
-	in.nice, _ = unix.Getpriority(unix.PRIO_PROCESS, pid)
+	nice, _, _ := unix.RawSyscall(unix.SYS_GETPRIORITY, unix.PRIO_PROCESS, uintptr(pid), 0)
 	_ = unix.SchedGetaffinity(pid, &in.cpus)
-	policy, _, _ := unix.Syscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
+	policy, _, _ := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(pid), 0, 0)
 	const ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS: a thread, by its id
-	ioprio, _, _ := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
-	in.policy, in.ioprio = int(policy), int(ioprio)
-	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
-		in.oomScoreAdj = string(b)
-	}
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
-		in.cgroup = string(b)
-	}
+	ioprio, _, _ := unix.RawSyscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
+	in.nice, in.policy, in.ioprio = int(nice), int(policy), int(ioprio)
+	procFiles.once.Do(func() {
+		procFiles.oomScoreAdj = openProcFile("/proc/self/oom_score_adj")
+		procFiles.cgroup = openProcFile("/proc/self/cgroup")
+	})
+	in.oomScoreAdj = procFiles.oomScoreAdj.read()
+	in.cgroup = procFiles.cgroup.read()
 	return in
+}
+
+// procFiles are the files of /proc that ReadInherited reads, open for the life of the process
+// (close-on-exec: no command gets them).
+var procFiles struct {
+	once                sync.Once
+	oomScoreAdj, cgroup procFile
+}
+
+// procFile is a file of /proc open for reading, or -1 when it could not be opened.
+type procFile int
+
+func openProcFile(path string) procFile {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	return procFile(fd)
+}
+
+// read returns the whole content of f, "" when it cannot be read.
+func (f procFile) read() string {
+	if f < 0 {
+		return ""
+	}
+	buf := make([]byte, 512)
+	for {
+		n, err := rawPread(int(f), buf, 0)
+		if err != nil {
+			return ""
+		}
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf)) // it may not have been all: again, whole, into a larger buffer
+	}
+}
+
+// rawPread is pread(2) at offset off without the runtime's accounting of a blocking call (a file of
+// /proc is made in memory).
+func rawPread(fd int, p []byte, off int64) (int, error) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)), uintptr(off), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -23,14 +24,34 @@ type rawBytes struct {
 
 // MarshalJSON writes r as a JSON string when it is valid UTF-8, else as {"base64": …}.
 func (r Raw) MarshalJSON() ([]byte, error) {
+	if plain(string(r)) {
+		return append(append(append(make([]byte, 0, len(r)+2), '"'), r...), '"'), nil
+	}
 	if utf8.ValidString(string(r)) {
 		return json.Marshal(string(r))
 	}
 	return json.Marshal(rawBytes{Base64: []byte(r)})
 }
 
+// plain reports whether s is printable ASCII without a quote or a backslash: its JSON string is s
+// between quotes, with nothing to escape (encoding/json still escapes <, > and & of what a MarshalJSON
+// returns) and nothing to unescape. Every start request carries a few such strings (the shell, paths),
+// which then skip encoding/json's own reflection and validation.
+func plain[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // UnmarshalJSON reads either form MarshalJSON writes.
 func (r *Raw) UnmarshalJSON(data []byte) error {
+	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' && plain(data[1:n-1]) {
+		*r = Raw(data[1 : n-1])
+		return nil
+	}
 	if len(data) > 0 && data[0] == '{' {
 		var b rawBytes
 		if err := json.Unmarshal(data, &b); err != nil {
@@ -49,6 +70,16 @@ func (r *Raw) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON writes l as a JSON array of [Raw] strings (null when nil).
 func (l RawList) MarshalJSON() ([]byte, error) {
+	if l != nil && !slices.ContainsFunc(l, func(s string) bool { return !plain(s) }) {
+		b := append(make([]byte, 0, 64), '[')
+		for i, s := range l {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, '"'), s...), '"')
+		}
+		return append(b, ']'), nil
+	}
 	valid := true
 	for _, s := range l {
 		valid = valid && utf8.ValidString(s)
@@ -65,6 +96,10 @@ func (l RawList) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads an array of [Raw] strings.
 func (l *RawList) UnmarshalJSON(data []byte) error {
+	if list, ok := plainList(data); ok {
+		*l = list
+		return nil
+	}
 	if !bytes.Contains(data, []byte("{")) {
 		return json.Unmarshal(data, (*[]string)(l))
 	}
@@ -81,4 +116,32 @@ func (l *RawList) UnmarshalJSON(data []byte) error {
 		(*l)[i] = string(r)
 	}
 	return nil
+}
+
+// plainList reads data when it is a JSON array of plain strings (see plain) written without spaces, as
+// MarshalJSON writes one; ok is false for anything else, which encoding/json then reads.
+func plainList(data []byte) (list RawList, ok bool) {
+	if len(data) < 2 || data[0] != '[' || data[len(data)-1] != ']' {
+		return nil, false
+	}
+	rest := data[1 : len(data)-1]
+	list = RawList{}
+	for len(rest) > 0 {
+		if rest[0] != '"' {
+			return nil, false
+		}
+		end := bytes.IndexByte(rest[1:], '"') + 1
+		if end == 0 || !plain(rest[1:end]) {
+			return nil, false
+		}
+		list = append(list, string(rest[1:end]))
+		rest = rest[end+1:]
+		if len(rest) > 0 {
+			if rest[0] != ',' || len(rest) == 1 {
+				return nil, false
+			}
+			rest = rest[1:]
+		}
+	}
+	return list, true
 }

@@ -9,7 +9,8 @@ import (
 // A Raw and a RawList come back from JSON byte for byte, whatever their encoding; valid UTF-8 stays a plain
 // JSON string.
 func TestRawRoundTrip(t *testing.T) {
-	for _, s := range []string{"", "rm -v café.txt", "rm -v caf\xe9.txt", "\xff\xfe{\"base64\":1}", "{not json", "a\x00b"} {
+	for _, s := range []string{"", "rm -v café.txt", "rm -v caf\xe9.txt", "\xff\xfe{\"base64\":1}", "{not json", "a\x00b",
+		"/usr/bin/bash", `a<b&c>d`, `say "hi"`, `back\slash`, "tab\there", "del\x7f", "line\nbreak", "\u2028"} {
 		b, err := json.Marshal(Raw(s))
 		if err != nil {
 			t.Fatalf("%q: %v", s, err)
@@ -22,7 +23,8 @@ func TestRawRoundTrip(t *testing.T) {
 			t.Errorf("%q: valid UTF-8 travelled as %s, want the plain string %s", s, b, plain)
 		}
 	}
-	for _, l := range []RawList{nil, {}, {"A=1", "B=café"}, {"A=1", "B=caf\xe9", "C={x}"}, {"{", "}"}} {
+	for _, l := range []RawList{nil, {}, {"A=1", "B=café"}, {"A=1", "B=caf\xe9", "C={x}"}, {"{", "}"}, {""}, {"", ""},
+		{"PWD=/tmp/x", "A=<&>"}, {`Q="x"`, `B=\`}, {"a,b", "[c]"}} {
 		b, err := json.Marshal(l)
 		if err != nil {
 			t.Fatalf("%q: %v", l, err)
@@ -39,4 +41,28 @@ func validUTF8(s string) bool {
 	var back string
 	_ = json.Unmarshal(b, &back)
 	return back == s
+}
+
+// What another writer may send is read as encoding/json reads it: spaces, escapes, and what is not a
+// list of strings at all (an error).
+func TestRawReadsAnyJSON(t *testing.T) {
+	for in, want := range map[string]string{`"abc"`: "abc", `"a\u0041"`: "aA", `"a\"b"`: `a"b`, `null`: "", `"caf\u00e9"`: "café"} {
+		var got Raw
+		if err := json.Unmarshal([]byte(in), &got); err != nil || string(got) != want {
+			t.Errorf("%s: read %q (%v), want %q", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]RawList{`[ "a" , "b" ]`: {"a", "b"}, `["a\"b","c"]`: {`a"b`, "c"}, `[]`: {},
+		`["x"]`: {"x"}, `["a\\",""]`: {`a\`, ""}} {
+		var got RawList
+		if err := json.Unmarshal([]byte(in), &got); err != nil || !slices.Equal(got, want) || got == nil {
+			t.Errorf("%s: read %q (%v), want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`["a",]`, `["a""b"]`, `[,"a"]`, `["a",1]`, `[1]`} {
+		var got RawList
+		if err := json.Unmarshal([]byte(in), &got); err == nil {
+			t.Errorf("%s: read %q, want an error", in, got)
+		}
+	}
 }

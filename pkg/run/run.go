@@ -127,33 +127,34 @@ type KillSignalCause interface {
 	KillSignal() unix.Signal
 }
 
-// Outcome is how a run ended. Timeout and cancel are outcomes, not errors.
+// Outcome is how a run ended. Timeout and cancel are outcomes, not errors. Its JSON (in every run's done
+// event, in a task's record) leaves zero fields out, as [sink.Summary]'s does.
 type Outcome struct {
 	// ExitCode is the shell's exit status, or -1 when it died of a signal or has no status.
-	ExitCode int
+	ExitCode int `json:",omitempty"`
 	// Signal names the signal that killed the shell ("SIGKILL"), or "" when it exited.
-	Signal string
+	Signal string `json:",omitempty"`
 	// SignalNumber is the number of Signal, 0 when none.
-	SignalNumber int
+	SignalNumber int `json:",omitempty"`
 	// TimedOut is set when the timeout fired and the command was killed.
-	TimedOut bool
+	TimedOut bool `json:",omitempty"`
 	// Cancelled is set when the context was cancelled while the command ran and it was killed.
-	Cancelled bool
+	Cancelled bool `json:",omitempty"`
 	// OutputClosed is set when the loop closed the pipe while the shell still ran, because Streams.Out
 	// refused a Write or LimitReadOn had passed since LimitMet: the writers get SIGPIPE, as under `| head`.
-	OutputClosed bool
+	OutputClosed bool `json:",omitempty"`
 	// OutputIncomplete is set when reading stopped before the end of the stream (EOF): OutputClosed, or
 	// the bounded drain after the shell exited stopped while a leftover process still held the pipe.
 	// What Output received is then a prefix of what the command wrote, and counts over it are lower
 	// bounds.
-	OutputIncomplete bool
+	OutputIncomplete bool `json:",omitempty"`
 	// LeftoverPids lists processes the command started that were still running after a normal exit.
 	// They are not killed (reference §3.7).
-	LeftoverPids []int
+	LeftoverPids []int `json:",omitempty"`
 	// Duration is the wall-clock time from start to the end of the drain.
-	Duration time.Duration
+	Duration time.Duration `json:",omitempty"`
 	// Warnings are best-effort problems worth telling the caller (e.g. leftover processes).
-	Warnings []string
+	Warnings []string `json:",omitempty"`
 	// Screen is what the terminal showed at the end, for a run with one ([Spec.Interactive] TTY).
 	Screen *screen.Screen `json:"screen,omitempty"`
 	// ProxyDenied is what the sandbox's proxy refused during the run (network proxy, [Spec.Sandbox]), in the
@@ -231,8 +232,19 @@ type Process interface {
 	Wait() (Outcome, error)
 }
 
-// Run starts spec with s on st and waits for it: a run to completion.
+// Runner is a [Starter] that can also run a command to its end in one call, cheaper than Start and Wait
+// when nobody needs the process meanwhile (a supervisor then need not report the shell's start).
+type Runner interface {
+	Starter
+	// Run is Start then Wait: the outcome, or the error of a run that could not start or was lost.
+	Run(ctx context.Context, spec Spec, s Streams) (Outcome, error)
+}
+
+// Run starts spec with s on st and waits for it: a run to completion (in one call when st is a [Runner]).
 func Run(ctx context.Context, st Starter, spec Spec, s Streams) (Outcome, error) {
+	if r, ok := st.(Runner); ok {
+		return r.Run(ctx, spec, s)
+	}
 	p, err := st.Start(ctx, spec, s)
 	if err != nil {
 		return Outcome{}, err

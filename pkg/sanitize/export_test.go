@@ -15,3 +15,9 @@ func Held(w io.WriteCloser) (n, c int) {
 
 // PlainRun is the sanitizer's fast path.
 var PlainRun = plainRun
+
+// PlainASCII is the scan of a stretch of ASCII (assembly on amd64), PlainASCIIWords the same in Go.
+var PlainASCII, PlainASCIIWords = plainASCII, plainASCIIWords
+
+// EventMask is the mask of a block's events (assembly on amd64), EventWords the same in Go.
+var EventMask, EventWords = eventMask, eventWords

@@ -15,7 +15,7 @@ import (
 func TestPlainRunLong(t *testing.T) {
 	ascii := bytes.Repeat([]byte("0123456789abcdefghij\tklmnopqrst\nuvwxyz ~!"), 4)
 	for pre := 0; pre < 9; pre++ {
-		for _, n := range []int{31, 32, 33, 63, 64, 65, 71, 96, 100, 130} {
+		for _, n := range []int{31, 32, 33, 63, 64, 65, 71, 96, 100, 127, 128, 129, 130} {
 			for k := 0; k <= n; k++ {
 				for b := 0; b < 256; b++ {
 					in := append(bytes.Repeat([]byte("é"), pre), ascii[:n]...)

@@ -247,10 +247,7 @@ func (z *State) ground(p []byte, i int) int {
 	piece := 0 // bytes of text since the last event other than a newline (newlines not counted)
 	for i+blockBytes+16 <= len(p) {
 		q := p[i : i+blockBytes+16 : i+blockBytes+16]
-		ev := events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
-			events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
-			events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
-			events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
+		ev := eventMask(q)
 		pos := 0 // the start of the text not yet taken, in q
 		for {
 			e := bits.TrailingZeros64(ev) // the next event; 64 (the block's end) when none is left
@@ -472,35 +469,19 @@ const (
 )
 
 // plainRun returns the length of the longest prefix of p that passes unchanged: printable ASCII, tab,
-// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at 32 bytes at a time.
+// newline and valid characters from U+00A0 up. A long stretch of ASCII is looked at by plainASCII.
 func plainRun(p []byte) int {
-	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at the next eight at once
+	j, ascii := 0, 8 // ascii: plain ASCII bytes in a row, or 8 to look at what follows at once
 	for j < len(p) {
 		if ascii == 8 {
 			ascii = 0
-			// Thirty-two bytes at a time while they are all plain (the words' masks are independent, so
-			// the processor works on them side by side), then eight at a time to find the one that is not.
-			for j+32 <= len(p) {
-				q := p[j : j+32 : j+32]
-				if attention(binary.LittleEndian.Uint64(q))|attention(binary.LittleEndian.Uint64(q[8:]))|
-					attention(binary.LittleEndian.Uint64(q[16:]))|attention(binary.LittleEndian.Uint64(q[24:])) != 0 {
-					break
-				}
-				j += 32
-			}
-			for j+8 <= len(p) {
-				if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
-					j += bits.TrailingZeros64(m) >> 3 // the first byte that is not plain ASCII
-					if p[j] < utf8.RuneSelf {
-						return j // a control, DEL, ESC or CR
-					}
-					goto other
-				}
-				j += 8
-			}
-			if j == len(p) {
+			if j += plainASCII(p[j:]); j == len(p) {
 				break
 			}
+			if p[j] < utf8.RuneSelf {
+				return j // a control, DEL, ESC or CR
+			}
+			goto other
 		}
 		if c := p[j]; c < utf8.RuneSelf {
 			if !plain[c] {
@@ -517,6 +498,31 @@ func plainRun(p []byte) int {
 			return j // invalid, incomplete, or a C1 control: slow path
 		}
 		j += size
+	}
+	return j
+}
+
+// plainASCIIWords is plainASCII in Go: 32 bytes at a time while they are all plain (the words' masks are
+// independent, so the processor works on them side by side), then eight at a time to find the one that
+// is not, then one at a time.
+func plainASCIIWords(p []byte) int {
+	j := 0
+	for j+32 <= len(p) {
+		q := p[j : j+32 : j+32]
+		if attention(binary.LittleEndian.Uint64(q))|attention(binary.LittleEndian.Uint64(q[8:]))|
+			attention(binary.LittleEndian.Uint64(q[16:]))|attention(binary.LittleEndian.Uint64(q[24:])) != 0 {
+			break
+		}
+		j += 32
+	}
+	for j+8 <= len(p) {
+		if m := attention(binary.LittleEndian.Uint64(p[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+		j += 8
+	}
+	for j < len(p) && p[j] < utf8.RuneSelf && plain[p[j]] {
+		j++
 	}
 	return j
 }
@@ -557,6 +563,15 @@ func events(w uint64) uint64 {
 	tab := (x - 0x09*lanes1) &^ (x - 0x0a*lanes1) // top bit: b&0x7f == 0x09
 	m := (high | ^(x-0x20*lanes1)&^tab) & lanes80
 	return (m >> 7) * 0x0102040810204080 >> 56
+}
+
+// eventWords returns the mask of the events among the first 64 bytes of q, bit j for q[j] (events).
+func eventWords(q []byte) uint64 {
+	q = q[:blockBytes:blockBytes]
+	return events(binary.LittleEndian.Uint64(q)) | events(binary.LittleEndian.Uint64(q[8:]))<<8 |
+		events(binary.LittleEndian.Uint64(q[16:]))<<16 | events(binary.LittleEndian.Uint64(q[24:]))<<24 |
+		events(binary.LittleEndian.Uint64(q[32:]))<<32 | events(binary.LittleEndian.Uint64(q[40:]))<<40 |
+		events(binary.LittleEndian.Uint64(q[48:]))<<48 | events(binary.LittleEndian.Uint64(q[56:]))<<56
 }
 
 // byteIs has the top bit set in each lane of w whose low seven bits are c (< 0x80).

@@ -329,7 +329,9 @@ type Lease struct {
 	sandbox   *sandbox.Policy // the command's, recorded by Commit (RunsUnder)
 	workspace string          // its sandboxed workspace, recorded with it
 	stricter  bool            // confined more than the session: its state is not kept (RunsUnder)
-	than      *sandbox.Policy // what it is confined more than: the session's, or its server's
+	// unchanging: the command cannot change the state (see [unchanging]): no dump, Commit keeps the state.
+	unchanging bool
+	than       *sandbox.Policy // what it is confined more than: the session's, or its server's
 
 	released bool
 }
@@ -686,7 +688,10 @@ func (s Store) Remove(name string, wait time.Duration) error {
 // state directory is hidden): the prelude it sources (made by Prelude) and, for a foreground command, the
 // dump its EXIT trap writes ("" for a task).
 func (l *Lease) Files(prelude string) (read, write []string) {
-	if l.dump == "" {
+	switch {
+	case l.unchanging:
+		return []string{prelude}, nil
+	case l.dump == "":
 		return nil, []string{prelude} // a task's prelude empties itself
 	}
 	return []string{prelude}, []string{l.dump}

@@ -509,6 +509,41 @@ func optionNames(text, command string) []string {
 	return out
 }
 
+// definer reports whether a name is a function or an alias the command's shell may have: the session's,
+// the rc's (p.Base), or a function exported through the environment (this process's, which the command
+// inherits, or p.Env's).
+func (l *Lease) definer(p Prelude) func(string) bool {
+	exported := map[string]bool{} // functions exported through the environment: BASH_FUNC_NAME%%=…
+	for _, env := range [][]string{os.Environ(), p.Env} {
+		for _, kv := range env {
+			if rest, ok := strings.CutPrefix(kv, "BASH_FUNC_"); ok {
+				if name, _, ok := strings.Cut(rest, "%%="); ok {
+					exported[name] = true
+				}
+			}
+		}
+	}
+	return func(name string) bool {
+		if _, ok := p.Base.Functions[name]; ok {
+			return true
+		}
+		if _, ok := p.Base.Aliases[name]; ok {
+			return true
+		}
+		return exported[name] || slices.Contains(l.state.FunctionNames, name) ||
+			slices.ContainsFunc(l.state.Aliases, func(a Alias) bool { return a.Name == name })
+	}
+}
+
+// evaluating reports whether the state makes the shell evaluate something on its own as a command runs:
+// xtrace expands PS4 before each command (PS4='$((n++))' assigns), and reading a nameref to an array
+// element evaluates its subscript (declare -n r='a[i=1]'). No command is taken for [unchanging] then.
+func (st *State) evaluating() bool {
+	return slices.Contains(st.SetOn, "xtrace") || slices.ContainsFunc(st.Vars, func(v Var) bool {
+		return strings.Contains(v.flags(), "n") && strings.Contains(string(v.Declare), "[")
+	})
+}
+
 // trapLine is the prelude's line that sets the EXIT trap dumping into path. The same few paths come back
 // command after command (one per session), and quoting the dump script is a good part of writing a
 // prelude, so the last line made is kept.
@@ -712,6 +747,14 @@ type Prelude struct {
 	// restore on the command's first line: for a command that reaches the shell through pkg/run's loader
 	// (too long for one argument), which must run without the session's errexit or xtrace.
 	OptionsInCommand bool
+	// Command is the command's text, and InSessionCwd says it starts where the session's last command
+	// ended (the request named no cwd): a command that [unchanging] says cannot change the state then
+	// gets no EXIT trap, and Commit keeps the state as it was.
+	Command      string
+	InSessionCwd bool
+	// BaseUnknown says BashEnv is agentbash's snapshot but what it defines could not be read (Base is
+	// empty for want of it): no command is taken for unchanging then.
+	BaseUnknown bool
 }
 
 // Prelude writes the file the command's shell sources through BASH_ENV and returns its path: the
@@ -724,7 +767,14 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# agentbash session %s: the state its last command left, this command's environment", l.Name)
 	path := filepath.Join(l.dir, taskPrefix+id+".sh")
-	if p.Capture {
+	l.unchanging = p.Capture && l.state != nil && p.InSessionCwd && !p.OptionsInCommand &&
+		!(p.BashEnv != "" && p.KeepBashEnv) && !p.BaseUnknown && // what the rc defines must be known
+		!l.state.evaluating() &&
+		unchanging(p.Command, l.definer(p))
+	if l.unchanging {
+		path = filepath.Join(l.dir, preludeFile)
+		b.WriteString(" (this command cannot change it: no EXIT trap)")
+	} else if p.Capture {
 		path = filepath.Join(l.dir, preludeFile)
 		l.dump = filepath.Join(l.dir, dumpFile)
 		b.WriteString(", and the EXIT trap that saves what it leaves")
@@ -734,7 +784,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		}
 	}
 	b.WriteString(".\n")
-	if p.Capture {
+	if l.dump != "" {
 		b.WriteString(startupLine())
 	}
 	if !p.Capture {
@@ -747,7 +797,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 		}
 		b.WriteString("\\builtin source -- " + quote(p.BashEnv) + "\n")
 	}
-	if p.Capture {
+	if l.dump != "" {
 		// Before the state: whatever of it fails to restore, the command's end is still saved, so a
 		// broken state cannot stick.
 		b.WriteString(trapLine(l.dump))
@@ -791,7 +841,7 @@ func (l *Lease) Prelude(p Prelude) (string, error) {
 // but whose shell never ran the EXIT trap (it set one of its own, or ran exec) also leaves it, and
 // warning says so. err is a state that could not be written.
 func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning string, err error) {
-	if !endedByItself || l.dump == "" {
+	if !endedByItself || l.dump == "" && !l.unchanging {
 		return "", false, "", nil
 	}
 	if l.stricter {
@@ -801,18 +851,23 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 		}
 		return "", false, fmt.Sprintf(StricterWarning, l.Name, describe(l.sandbox), whose, describe(l.than)), nil
 	}
-	data, err := os.ReadFile(l.dump)
-	if err != nil {
-		return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
+	var st State
+	if l.unchanging {
+		st = *l.state
+	} else {
+		data, err := os.ReadFile(l.dump)
+		if err != nil {
+			return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
+		}
+		st, err = parseDump(data, l.state, l.explicit)
+		if errors.Is(err, errNoDump) {
+			return "", false, fmt.Sprintf(NotSavedWarning, l.Name), nil
+		}
+		if err != nil {
+			return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
+		}
+		st.withoutBase(l.base)
 	}
-	st, err := parseDump(data, l.state, l.explicit)
-	if errors.Is(err, errNoDump) {
-		return "", false, fmt.Sprintf(NotSavedWarning, l.Name), nil
-	}
-	if err != nil {
-		return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
-	}
-	st.withoutBase(l.base)
 	st.Sandbox, st.SandboxWorkspace = l.sandbox, l.workspace
 	if l.state != nil {
 		if l.sandbox == nil { // RunsUnder was not asked: the recorded policy stays

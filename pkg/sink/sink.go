@@ -7,9 +7,8 @@
 // applies head/tail line limits to the whole stream, and spills the raw bytes to an artifact on the
 // first overflow. [Sink.Close] returns a [Summary]. Memory is about 2×MaxBytes +
 // [sanitize.MaxOverwriteBytes] + [sanitize.MaxEscapeBytes] whatever the output size, one MaxBytes more
-// with a head limit, 1 MiB more once there is an artifact (the queue of the goroutine that writes it, so
-// the file system's time overlaps the sanitizer's), and Write does not allocate once the raw buffer has
-// spilled (or reached its size) and the windows have grown.
+// with a head limit, and Write does not allocate once the raw buffer has spilled (or reached its size)
+// and the windows have grown. The artifact is written in Write itself, from the caller's bytes.
 //
 // A head limit does not stop the reading at once (reference §3.2: counts are never guessed). Once it is
 // met ([Sink.LimitMet]), what is shown is settled, and the sink goes on counting, sanitizing and
@@ -93,7 +92,8 @@ type Options struct {
 }
 
 // Summary is what a [Sink] saw, returned by [Sink.Close]. Counts are in bytes of sanitized text
-// and in lines, where a line is a run ending in '\n' plus a final unterminated run if non-empty.
+// and in lines, where a line is a run ending in '\n' plus a final unterminated run if non-empty. Its
+// JSON (in every run's done event, in a task's record) leaves zero fields out: less to write and read.
 type Summary struct {
 	// Text is what is shown: the sanitized stream after Head, then Tail, then the MaxBytes window.
 	// With a Head limit and no Tail the window is the start of what Head chose, ending at the last
@@ -101,42 +101,42 @@ type Summary struct {
 	// a head limit keeps the start). Otherwise it is the end, starting at the first line start that
 	// still leaves output, else on a UTF-8 boundary. It keeps its final newline if any (the caller
 	// drops one). For binary output it is "[binary output: N bytes]".
-	Text                     string
-	TotalLines, TotalBytes   int64 // the whole sanitized stream read (raw bytes read, for binary)
-	OutputLines, OutputBytes int64 // of Text (0 for binary)
+	Text                     string `json:",omitempty"`
+	TotalLines, TotalBytes   int64  `json:",omitempty"` // the whole sanitized stream read (raw bytes read, for binary)
+	OutputLines, OutputBytes int64  `json:",omitempty"` // of Text (0 for binary)
 	// Truncated: Text is not the whole sanitized stream (binary output does not count as a cut).
-	Truncated bool
+	Truncated bool `json:",omitempty"`
 	// TruncatedBy is "bytes" when the MaxBytes window cut what the limits chose, else "lines" (a
 	// head/tail limit chose what is shown); "" when not truncated.
-	TruncatedBy string
+	TruncatedBy string `json:",omitempty"`
 	// ShownStart and ShownEnd are the 1-based inclusive line numbers of Text within the whole stream;
 	// 0, 0 when nothing is shown.
-	ShownStart, ShownEnd int64
+	ShownStart, ShownEnd int64 `json:",omitempty"`
 	// PartialLine: Text is a part of one line, line ShownStart (== ShownEnd), longer than MaxBytes and
 	// cut on a UTF-8 boundary: the line's end for a tail window, its start for a head window.
-	PartialLine bool
+	PartialLine bool `json:",omitempty"`
 	// LineBytes is the size in bytes of that line, its newline included, when PartialLine. LineOpen:
 	// the line had not ended when the stream did (no newline after it in what was read), so if the
 	// stream was not read to its end, LineBytes is a lower bound.
-	LineBytes int64
-	LineOpen  bool
+	LineBytes int64 `json:",omitempty"`
+	LineOpen  bool  `json:",omitempty"`
 	// ArtifactID is the id OpenArtifact returned, when the artifact was written without error. It can
 	// be set while Truncated is false: a raw stream longer than MaxBytes is spilled even when its
 	// sanitized text fits (escape codes, progress bars); the artifact is kept, nothing is claimed cut.
-	ArtifactID string
+	ArtifactID string `json:",omitempty"`
 	// ArtifactCapped: the raw stream exceeded ArtifactMaxBytes; ArtifactOmitted bytes were left out
 	// and the artifact ends with a marker line and the final sanitized window.
-	ArtifactCapped  bool
-	ArtifactOmitted int64
+	ArtifactCapped  bool  `json:",omitempty"`
+	ArtifactOmitted int64 `json:",omitempty"`
 	// Binary: a NUL byte was seen. The artifact keeps the raw bytes.
-	Binary bool
+	Binary bool `json:",omitempty"`
 	// HeadLimitReached: the head limit was met (LimitMet): Head lines were complete, or the output is
 	// binary, so later output only went to the counts and the artifact.
-	HeadLimitReached bool
+	HeadLimitReached bool `json:",omitempty"`
 	// Stopped: Write returned ErrHeadLimit, so the stream was not read to its end and the counts
 	// cover what was read (lower bounds).
-	Stopped  bool
-	Warnings []string
+	Stopped  bool     `json:",omitempty"`
+	Warnings []string `json:",omitempty"`
 }
 
 // BinaryText is what is shown for binary output of n raw bytes (reference §3.8): "[binary output: N bytes]",

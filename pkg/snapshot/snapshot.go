@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,7 +64,7 @@ type fileStamp struct {
 }
 
 // stampVersion changes when the snapshot's format does, so older caches are rebuilt.
-const stampVersion = 5 // 5: the definitions file beside the script; 4: inherit_errexit and BASH_COMPAT no longer leak
+const stampVersion = 6 // 6: the options in one command each way; 5: the definitions file beside the script; 4: inherit_errexit and BASH_COMPAT no longer leak
 
 func statFile(path string) fileStamp {
 	fi, err := os.Stat(path)
@@ -73,12 +74,13 @@ func statFile(path string) fileStamp {
 	return fileStamp{Path: path, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}
 }
 
-// fresh reports whether every file of s is as it was when s was written.
-func (s stamp) fresh() bool {
-	if s.Version != stampVersion || len(s.Files) == 0 {
+// fresh reports whether s is of this version, for rc (the rc file as it is now, first of its files),
+// and every other file of s is as it was when s was written.
+func (s stamp) fresh(rc fileStamp) bool {
+	if s.Version != stampVersion || len(s.Files) == 0 || s.Files[0] != rc {
 		return false
 	}
-	for _, f := range s.Files {
+	for _, f := range s.Files[1:] {
 		if statFile(f.Path) != f {
 			return false
 		}
@@ -86,18 +88,25 @@ func (s stamp) fresh() bool {
 	return true
 }
 
+// seen holds, by stamp file, the stamp this process last read or wrote there: a long-lived process (rpc,
+// mcp), which asks before every command, then checks the files' times without reading and parsing the
+// stamp file again. A script removed meanwhile is still seen (it is looked for), and one made again by
+// another process for the same files is the same snapshot.
+var seen sync.Map // string → stamp
+
 // Ensure returns the path of an up-to-date snapshot of o.RCFile, generating it when the cache is missing
 // or any file it was built from has changed. It returns "" and no warning when there is no rc file (no
 // extra process is started), and "" with a warning when the snapshot could not be made. A failure is
 // cached against the same files: later calls return "" quietly until one of them changes.
 func Ensure(ctx context.Context, o Options) (path, warning string) {
-	rcStamp := statFile(o.RCFile)
-	if rcStamp.Size < 0 {
-		if _, err := os.Stat(o.RCFile); !errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Stat(o.RCFile)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
 			return "", fmt.Sprintf("shell snapshot skipped: %v", err)
 		}
 		return "", ""
 	}
+	rcStamp := fileStamp{Path: o.RCFile, ModTime: fi.ModTime().UnixNano(), Size: fi.Size()}
 	if o.Timeout <= 0 {
 		o.Timeout = Timeout
 	}
@@ -112,15 +121,26 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	base := filepath.Join(o.CacheDir, "bash-"+hex.EncodeToString(key[:8]))
 	script, stampFile := base+".sh", base+".stamp"
 
+	use := func(cached stamp) (ok bool) {
+		switch {
+		case !cached.fresh(rcStamp):
+			return false
+		case cached.Status == "ok" && fileExists(script):
+			path = script
+			return true
+		case cached.Status != "ok":
+			return true // warned when it failed; retried when a file it read changes
+		}
+		return false
+	}
+	if cached, ok := seen.Load(stampFile); ok && use(cached.(stamp)) {
+		return path, ""
+	}
 	if b, err := os.ReadFile(stampFile); err == nil {
 		var cached stamp
-		if json.Unmarshal(b, &cached) == nil && cached.fresh() && cached.Files[0].Path == o.RCFile {
-			switch {
-			case cached.Status == "ok" && fileExists(script):
-				return script, ""
-			case cached.Status != "ok":
-				return "", "" // warned when it failed; retried when a file it read changes
-			}
+		if json.Unmarshal(b, &cached) == nil && use(cached) {
+			seen.Store(stampFile, cached)
+			return path, ""
 		}
 	}
 
@@ -141,7 +161,9 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	}
 	if genErr != nil {
 		st.Status = "failed: " + genErr.Error()
-		_ = writeStamp(stampFile, st)
+		if writeStamp(stampFile, st) == nil {
+			seen.Store(stampFile, st)
+		}
 		return "", "shell snapshot of " + o.RCFile + " failed: " + genErr.Error()
 	}
 	if err := writeAtomic(definitionsFile(script), defs); err != nil {
@@ -153,6 +175,7 @@ func Ensure(ctx context.Context, o Options) (path, warning string) {
 	if err := writeStamp(stampFile, st); err != nil {
 		return "", fmt.Sprintf("shell snapshot not cached: %v", err)
 	}
+	seen.Store(stampFile, st)
 	return script, ""
 }
 

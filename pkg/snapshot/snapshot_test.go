@@ -421,3 +421,59 @@ func TestSnapshotKeepsShellSemantics(t *testing.T) {
 		}
 	}
 }
+
+// The rc's options reach the command, set in one command each way: `shopt -u` of those off, `shopt -s`
+// of those on, one `set` for the `set -o` ones (every command sources the snapshot).
+func TestSnapshotOptionsInOneCommandEachWay(t *testing.T) {
+	o := options(t, "shopt -s extglob nullglob globstar\nshopt -u cmdhist promptvars\nset -o pipefail\nset -o noclobber\n")
+	path, warn := Ensure(context.Background(), o)
+	if path == "" || warn != "" {
+		t.Fatalf("Ensure = %q, %q", path, warn)
+	}
+	got := runWith(t, path, `for o in extglob nullglob globstar cmdhist promptvars expand_aliases; do shopt -q $o && echo "$o on" || echo "$o off"; done
+[[ -o pipefail ]] && echo pipefail on; [[ -o noclobber ]] && echo noclobber on`)
+	want := "extglob on\nnullglob on\nglobstar on\ncmdhist off\npromptvars off\nexpand_aliases on\npipefail on\nnoclobber on\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	b, _ := os.ReadFile(path)
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, `\builtin shopt -`) || strings.HasPrefix(l, `\builtin set `) {
+			lines = append(lines, strings.Join(strings.Fields(l)[:3], " "))
+		}
+	}
+	if w := []string{`\builtin shopt -u`, `\builtin shopt -s`, `\builtin set -o`, `\builtin shopt -s`}; !slices.Equal(lines, w) {
+		t.Errorf("option commands %q, want %q (the last: expand_aliases after the aliases)\n%s", lines, w, b)
+	}
+}
+
+// A process that asks again (rpc, mcp: before every command) gets the same snapshot from what it
+// remembers of the stamp, and a new one when the rc changed or the script is gone, as from the files.
+func TestSnapshotAskedAgain(t *testing.T) {
+	o := options(t, "alias one='echo 1'\n")
+	path, warn := Ensure(context.Background(), o)
+	if path == "" || warn != "" {
+		t.Fatalf("Ensure = %q, %q", path, warn)
+	}
+	stampFile := strings.TrimSuffix(path, ".sh") + ".stamp"
+	if err := os.Remove(stampFile); err != nil { // remembered: not read again
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); again != path || runWith(t, again, "one") != "1\n" {
+		t.Fatalf("asked again: %q", again)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); again != path || runWith(t, again, "one") != "1\n" {
+		t.Fatalf("after the script was removed: %q", again)
+	}
+	time.Sleep(10 * time.Millisecond) // a modification time of its own
+	if err := os.WriteFile(o.RCFile, []byte("alias one='echo uno'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Ensure(context.Background(), o); runWith(t, again, "one") != "uno\n" {
+		t.Fatalf("after the rc changed: %q ran %q", again, runWith(t, again, "one"))
+	}
+}

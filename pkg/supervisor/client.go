@@ -46,7 +46,10 @@ type Pool struct {
 	shells  map[string]string // shell as configured → the path found, for Resolve
 }
 
-var _ run.Starter = (*Pool)(nil)
+var (
+	_ run.Starter = (*Pool)(nil)
+	_ run.Runner  = (*Pool)(nil)
+)
 
 // Prewarm starts a supervisor now for the next Start to take, unless one is ready; with Spares set it
 // fills the pool in the background instead. A failure is left for Start to report.
@@ -203,6 +206,38 @@ func (pool *Pool) findShell(shell string) (string, error) {
 // Start hands spec to a supervisor (an idle one, or a new one) and returns once the shell runs. The
 // [run.Process] is an *Attached.
 func (pool *Pool) Start(ctx context.Context, spec run.Spec, s run.Streams) (run.Process, error) {
+	var rn *Attached
+	err := pool.try(spec, s, func(p *child, home *Pool) (err error) {
+		rn, err = p.start(ctx, spec, s, home, false)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rn, nil
+}
+
+// Run runs spec to its end on a supervisor ([run.Runner]): Start and Wait, but the start request is quiet
+// (the supervisor reports only the end, not the shell's start, so the client is not woken while the
+// command runs). A run that could not start fails as Start's does.
+func (pool *Pool) Run(ctx context.Context, spec run.Spec, s run.Streams) (run.Outcome, error) {
+	var o run.Outcome
+	err := pool.try(spec, s, func(p *child, home *Pool) error {
+		rn, err := p.start(ctx, spec, s, home, true)
+		if err != nil {
+			return err
+		}
+		o, err = rn.Wait()
+		return err
+	})
+	return o, err
+}
+
+// try gives a run to a supervisor (an idle one, or a new one) with give. An idle supervisor that was gone
+// before it got the run (killed while it waited), or that retired (a reused one whose earlier command
+// changed it), ran nothing: the run goes to another, a few times at most. A run with stdin is not retried
+// (its stdin may have been read from).
+func (pool *Pool) try(spec run.Spec, s run.Streams, give func(p *child, home *Pool) error) error {
 	// Reuse is offered only by a pool, and not for stdin (its descriptor opens a supervisor's stream) or a
 	// task (the supervisor belongs to the task).
 	reuse := pool.Spares > 0 && s.Stdin == nil && spec.Task == nil
@@ -210,9 +245,6 @@ func (pool *Pool) Start(ctx context.Context, spec run.Spec, s run.Streams) (run.
 	if !reuse {
 		home = nil
 	}
-	// An idle supervisor that was gone before it got the run (killed while it waited), or that retired (a
-	// reused one whose earlier command changed it), ran nothing: the run goes to another, a few times at
-	// most. A run with stdin is not retried (its stdin may have been read from).
 	for attempt := 0; ; attempt++ {
 		p := pool.take(s.Stdin != nil, reuse)
 		idle := p != nil
@@ -222,15 +254,15 @@ func (pool *Pool) Start(ctx context.Context, spec run.Spec, s run.Streams) (run.
 				if reuse {
 					pool.ended(nil, false)
 				}
-				return nil, err
+				return err
 			}
 		}
-		rn, err := p.start(ctx, spec, s, home) // a failed start has ended the run: the pool counted it back
+		err := give(p, home) // a failed start has ended the run: the pool counted it back
 		if err == nil {
-			return rn, nil
+			return nil
 		}
 		if !idle || s.Stdin != nil || attempt > pool.Spares || !(errors.Is(err, errNotSent) || errors.Is(err, errRetired)) {
-			return nil, err
+			return err
 		}
 	}
 }
@@ -307,11 +339,12 @@ func spawn() (*child, error) {
 	return &child{spid: pid, conn: c.(*net.UnixConn)}, nil
 }
 
-// start sends spec and waits for the shell to run (or for the error that kept it from running). With home
+// start sends spec and waits for the shell to run (or for the error that kept it from running); quiet, it
+// returns once the request is sent, and the run's Wait reads whatever comes (the pid stays 0). With home
 // set, it offers the supervisor for reuse, and the run hands it back to home when it ended.
-func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *Pool) (*Attached, error) {
+func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *Pool, quiet bool) (*Attached, error) {
 	rn := &Attached{p: p, home: home, live: s.Live}
-	req := Request{Op: OpStart, Spec: &spec, Live: s.Live != nil, Reuse: home != nil}
+	req := Request{Op: OpStart, Spec: &spec, Live: s.Live != nil, Reuse: home != nil, Quiet: quiet}
 	var rights []byte
 	if s.Stdin != nil {
 		if p.opened {
@@ -381,6 +414,9 @@ func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *P
 			}
 		}
 	})
+	if quiet {
+		return rn, nil
+	}
 	for {
 		ev, err := rn.next()
 		if err != nil {

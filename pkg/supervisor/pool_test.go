@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -253,6 +254,61 @@ func TestReuseIsBounded(t *testing.T) {
 	}
 	if s, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); s == first {
 		t.Fatalf("supervisor %d served more than %d runs", s, MaxRuns)
+	}
+}
+
+// A quiet start (what Pool.Run sends) gets no started event: the first event is the run's done, with
+// its outcome; the pid of such a run is not known to the client.
+func TestQuietStartReportsOnlyTheEnd(t *testing.T) {
+	p, err := spawn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	j := spec(t, "echo quiet; exit 4", 10*time.Second)
+	rn, err := p.start(context.Background(), j.Spec, j.Streams, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := rn.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Op != OpDone || ev.Outcome == nil || ev.Outcome.ExitCode != 4 || ev.Summary.Text != "quiet\n" {
+		t.Fatalf("first event %+v, want the done event of the run", ev)
+	}
+	if rn.Pid() != 0 {
+		t.Fatalf("pid %d known after a quiet start", rn.Pid())
+	}
+	rn.end(false)
+}
+
+// Pool.Run, like Start, gives a run that a retired supervisor refused (a command changed what it passes
+// on) to another, and a failed start is its error.
+func TestPoolRunRetriesRetired(t *testing.T) {
+	if _, err := exec.LookPath("renice"); err != nil {
+		t.Skip("no renice")
+	}
+	l := &Pool{Spares: 1}
+	defer l.Close()
+	s, o := runOn(t, l, context.Background(), spec(t, "renice -n 5 -p $PPID >/dev/null", 10*time.Second))
+	if o.ExitCode != 0 {
+		t.Fatalf("renice: %+v", o)
+	}
+	if got := spares(t, l, 1); got[0].spid != s {
+		t.Fatalf("the pool holds %d, want the changed supervisor %d back (it retires at its next start)", got[0].spid, s)
+	}
+	o, err := runJob(context.Background(), l, spec(t, "echo next", 10*time.Second))
+	if err != nil || o.Summary.Text != "next\n" {
+		t.Fatalf("the run after the change: %+v, %v", o, err)
+	}
+	if !waitFor(5*time.Second, func() bool { return !running(s) }) {
+		t.Fatalf("the retired supervisor %d runs on", s)
+	}
+	bad := spec(t, "true", 10*time.Second)
+	bad.Shell = "/nonexistent/bash"
+	if _, err := runJob(context.Background(), l, bad); !errors.Is(err, run.ErrShellNotFound) {
+		t.Fatalf("err = %v, want ErrShellNotFound", err)
 	}
 }
 

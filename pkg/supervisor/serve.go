@@ -132,7 +132,7 @@ func serve(conn *net.UnixConn) error {
 	if first.Reuse {
 		inherited = run.ReadInherited()
 		// A supervisor that may serve more runs is a long-lived process: its heap paced small and the
-		// pages of the binary its start-up mapped handed back (pkg/memlimit), before its first run, whose
+		// code pages of the binary its start-up mapped handed back (pkg/memlimit), before its first run, whose
 		// output may be gigabytes. Once per supervisor: its first run pays the page faults (a millisecond
 		// or so), `run`'s never offers reuse.
 		lean()
@@ -237,7 +237,7 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 		tail = &tasks.TailWriter{W: out.sink, Store: task.store, ID: task.id, Cap: limit}
 		output = tail
 	}
-	defaultProcsBack()
+	startProcs(req)
 	output = &procsChooser{w: output}
 	var in io.Reader
 	if stdin != nil {
@@ -274,11 +274,13 @@ func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, m
 					cancel(cancelled{}) // a task nobody can find must not run on
 				}
 			}
-			_ = ev.send(Event{Op: OpStarted, Pid: pid})
+			if !req.Quiet {
+				_ = ev.send(Event{Op: OpStarted, Pid: pid})
+			}
 			if task != nil {
 				// A task's supervisor lives as long as its task, days maybe: a long-lived process, made
-				// lean as a pool's supervisor is (its start-up's pages, 9 MiB of the binary, handed back),
-				// off the start's path.
+				// lean as a pool's supervisor is (its start-up's pages of the binary handed back), off the
+				// start's path.
 				go lean()
 			}
 		},

@@ -43,7 +43,7 @@ const (
 	OpStart   = "start"   // client → supervisor: the run; first, and again after a reusable done
 	OpCancel  = "cancel"  // client → supervisor: kill the tree as a cancel (TERM → grace → KILL)
 	OpDetach  = "detach"  // client → supervisor: an attached task goes on without its client
-	OpStarted = "started" // supervisor → client: the shell runs, with its pid
+	OpStarted = "started" // supervisor → client: the shell runs, with its pid (unless the start was Quiet)
 	OpOutput  = "output"  // supervisor → client: sanitized text as it arrives (Request.Live)
 	OpDone    = "done"    // supervisor → client: how the run ended; the supervisor then exits, unless reusable
 )
@@ -60,6 +60,9 @@ type Request struct {
 	// Reuse (start) offers the supervisor for another run after this one: the client takes it back if the
 	// done event says reusable. Only without Stdin and a task.
 	Reuse bool `json:"reuse,omitempty"`
+	// Quiet (start): the client waits for the run's end only ([Pool.Run]), so no "started" event is sent:
+	// one wake of the client fewer, while the command runs.
+	Quiet bool `json:"quiet,omitempty"`
 	// KillGrace of a "cancel", nanoseconds: the time between SIGTERM and SIGKILL for this cancel when
 	// the client's cancel says how long (its own caller went away: [ClientGoneGrace], reference §11); absent,
 	// the spec's.

@@ -1,0 +1,134 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The run's behaviours with the output pipe read directly (off the runtime's poller) from the first read
+// on, as a large output's is from directFrom bytes on.
+func TestRunDirectReads(t *testing.T) {
+	defer func(n int64) { directFrom = n }(directFrom)
+	directFrom = 0
+	for _, tc := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"ExitAndOrder", TestRunExitAndOrder},
+		{"BackgroundHoldingPipeDoesNotHang", TestRunBackgroundHoldingPipeDoesNotHang},
+		{"BackgroundWriterDrainBounded", TestRunBackgroundWriterDrainBounded},
+		{"LimitMetClosesPipeOnSlowProducer", TestRunLimitMetClosesPipeOnSlowProducer},
+		{"LimitMetFiniteCommandEnds", TestRunLimitMetFiniteCommandEnds},
+		{"OutputRefusedClosesPipe", TestRunOutputRefusedClosesPipe},
+		{"DrainReadsWhatThePipeHolds", TestRunDrainReadsWhatThePipeHolds},
+		{"Cancel", TestRunCancel},
+	} {
+		t.Run(tc.name, tc.test)
+	}
+}
+
+// A large output moves off the poller after directFrom bytes and is read whole, byte for byte.
+func TestRunLargeOutputReadDirect(t *testing.T) {
+	const size = 17 * 370000 // whole lines, 6.3 MB
+	var out buffer
+	var direct bool
+	testHookBeforeRead = func(d *drainer) {
+		if p, ok := d.r.(*pipeReader); ok && p.f == nil {
+			direct = true
+		}
+	}
+	defer func() { testHookBeforeRead = nil }()
+	o, err := loop(context.Background(), spec(t, "yes 0123456789abcdef | head -c 6290000; echo end", &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if o.ExitCode != 0 || o.OutputIncomplete || len(got) != size+4 || !strings.HasSuffix(got, "\nend\n") ||
+		strings.Count(got, "0123456789abcdef\n") != size/17 {
+		t.Errorf("outcome %+v, %d bytes, ends %q", o, len(got), got[max(0, len(got)-30):])
+	}
+	if !direct {
+		t.Error("the reader never left the poller")
+	}
+}
+
+// newDirect returns a pipeReader that reads directly from its first read on, and the pipe's write end.
+func newDirect(t *testing.T) (*pipeReader, *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newPipeReader(r).(*pipeReader)
+	p.goDirect()
+	if p.f != nil {
+		t.Fatal("not direct")
+	}
+	t.Cleanup(func() { p.Close(); w.Close() })
+	return p, w
+}
+
+func TestPipeReaderDirect(t *testing.T) {
+	p, w := newDirect(t)
+	buf := make([]byte, 64)
+
+	// Data, then a deadline that has passed: a Read returns at once, as on the poller.
+	w.WriteString("abc")
+	if n, err := p.Read(buf); n != 3 || err != nil || string(buf[:n]) != "abc" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	p.SetReadDeadline(time.Now().Add(-time.Second))
+	if _, err := p.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("past deadline: %v", err)
+	}
+
+	// A Read waiting on an empty pipe with no deadline returns when one is set, at the deadline.
+	p.SetReadDeadline(time.Time{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.Read(buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("read returned on an empty pipe: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Fatalf("waiting read: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new deadline did not reach the waiting read")
+	}
+
+	// The writers gone: what is left, then EOF.
+	p.SetReadDeadline(time.Time{})
+	w.WriteString("de")
+	if !p.hasData() {
+		t.Error("hasData is false with 2 bytes in the pipe")
+	}
+	w.Close()
+	if n, err := p.Read(buf); n != 2 || err != nil {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if n, err := p.Read(buf); n != 0 || err != io.EOF {
+		t.Fatalf("at the end: %d, %v", n, err)
+	}
+	if p.hasData() {
+		t.Error("hasData is true on an empty pipe")
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetReadDeadline(time.Now()); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("deadline after close: %v", err)
+	}
+}
