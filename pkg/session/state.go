@@ -411,7 +411,8 @@ func declaredBy(stmt *syntax.Stmt, text string) (d declared, ok bool, err error)
 
 // declareLines parses `declare -p`'s output a line at a time, remembering what each line declared: a
 // long-lived server's commands in a session then parse only the lines that changed. The memory is
-// bounded: lines over 64 KiB are not remembered, and it is emptied when it holds more than 4 MiB.
+// bounded: lines over 4 KiB are not remembered, and it is emptied when it holds more than 256 KiB (each
+// distinct command adds a line, BASH_EXECUTION_STRING's).
 var declareLines = &lineCache{m: map[string]lineDecls{}}
 
 type lineCache struct {
@@ -425,8 +426,8 @@ type lineCache struct {
 type lineDecls []declared
 
 const (
-	lineCacheMaxLine  = 64 << 10
-	lineCacheMaxBytes = 4 << 20
+	lineCacheMaxLine  = 4 << 10
+	lineCacheMaxBytes = 256 << 10
 )
 
 // parse parses text line by line; false (and no error) when a line is not whole statements on its
@@ -467,8 +468,15 @@ func (c *lineCache) parse(text string) ([]declared, bool, error) {
 				clear(c.m)
 				c.bytes = 0
 			}
+			// A copy: the line is a piece of the whole dump, which it would keep alive (and what ds
+			// holds is cut from the line, so it is copied with it).
+			line = strings.Clone(line)
+			for i := range ds {
+				ds[i].Declare = run.Raw(strings.Clone(string(ds[i].Declare)))
+				ds[i].Name, ds[i].flags, ds[i].value = strings.Clone(ds[i].Name), strings.Clone(ds[i].flags), strings.Clone(ds[i].value)
+			}
 			c.m[line] = ds
-			c.bytes += len(line)
+			c.bytes += 2 * len(line)
 		}
 	}
 	return out, true, nil
