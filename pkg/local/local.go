@@ -281,6 +281,9 @@ func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace s
 	if r.Sandbox != nil && r.Sandbox.On() {
 		p.spec.Sandbox, in.Sandbox, in.Err = e.confinement(*r.Sandbox, target.Dir, r.Workspace, workspace)
 		p.done = in.Err != nil
+		if c := p.spec.Sandbox; c != nil && p.bashEnv != "" && !p.keepBashEnv {
+			p.keepSnapshot(c)
+		}
 		if c := p.spec.Sandbox; c != nil && c.Network == sandbox.NetworkProxy {
 			if len(c.AllowHosts) == 0 {
 				in.Warnings = append(in.Warnings, texts.SandboxNoHosts)
@@ -291,6 +294,24 @@ func (e *Executor) prepareIn(ctx context.Context, c request.Command, workspace s
 		}
 	}
 	return p
+}
+
+// keepSnapshot makes the user's snapshot, which BASH_ENV names, visible to the sandboxed shell c confines:
+// read-only, at its real path (a cache directory under /tmp lies in the host's /tmp, which the sandbox
+// replaces by a private one; one under the state directory is hidden with it), and BASH_ENV names that
+// path. Without it the shell would start without the user's functions and aliases.
+func (p *prepared) keepSnapshot(c *sandbox.Confinement) {
+	real, err := filepath.EvalSymlinks(p.bashEnv)
+	if err != nil {
+		return // gone meanwhile: the shell says so, as without a sandbox
+	}
+	c.Keep = append(c.Keep, sandbox.Bind{Path: real})
+	for i, kv := range p.spec.Env {
+		if kv == "BASH_ENV="+p.bashEnv {
+			p.spec.Env[i] = "BASH_ENV=" + real
+		}
+	}
+	p.bashEnv = real
 }
 
 // proxyNames is the proxy variables that env (the request's own layers) sets and network proxy replaces

@@ -43,6 +43,9 @@ type args struct {
 	names []string // the tool's arguments, in the schema's order, for the unknown-argument sentence
 	m     map[string]json.RawMessage
 	err   error
+	// missing says err is a required argument left out: an unknown argument beside it is said too (a
+	// model that wrote "cmd" for "command" learns both).
+	missing bool
 }
 
 // readArgs starts reading raw, the arguments of a call of tool, which takes the arguments names.
@@ -71,7 +74,7 @@ func (a *args) take(name, must string, required bool) (json.RawMessage, bool) {
 		if ok {
 			a.err = fmt.Errorf("%s %s, got null", name, must)
 		} else {
-			a.err = fmt.Errorf("%s is missing: %s needs it, and it %s", name, a.tool, must)
+			a.err, a.missing = fmt.Errorf("%s is missing: %s needs it, and it %s", name, a.tool, must), true
 		}
 	}
 	return v, given
@@ -220,7 +223,7 @@ func (a *args) taskID(name string) string {
 // check is the first thing wrong with the arguments: a getter's error, else an argument the tool does
 // not take. nil when they are fine.
 func (a *args) check() error {
-	if a.err != nil || len(a.m) == 0 {
+	if (a.err != nil && !a.missing) || len(a.m) == 0 {
 		return a.err
 	}
 	unknown := make([]string, 0, len(a.m))
@@ -240,5 +243,9 @@ func (a *args) check() error {
 	for i, u := range unknown {
 		quoted[i] = strconv.Quote(u)
 	}
-	return fmt.Errorf("unknown %s %s: %s takes %s", noun, strings.Join(quoted, ", "), a.tool, takes)
+	unknownErr := fmt.Errorf("unknown %s %s: %s takes %s", noun, strings.Join(quoted, ", "), a.tool, takes)
+	if a.err != nil {
+		return fmt.Errorf("%w; %v", a.err, unknownErr)
+	}
+	return unknownErr
 }

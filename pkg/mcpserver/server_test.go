@@ -375,6 +375,8 @@ func TestBadArguments(t *testing.T) {
 		{"bash", nil, "command is missing: bash needs it, and it must be a string"},
 		{"bash", map[string]any{"command": nil}, "command must be a string, got null"},
 		{"bash", map[string]any{"command": 5}, "command must be a string, got 5"},
+		{"bash", map[string]any{"cmd": "x"},
+			`command is missing: bash needs it, and it must be a string; unknown argument "cmd": bash takes only command, cwd,`},
 		{"bash", map[string]any{"command": "echo", "cmd": "x"},
 			`unknown argument "cmd": bash takes only command, cwd, timeout, head, tail, run_in_background, yield_seconds`},
 		{"bash", map[string]any{"command": "echo", "b": 1, "a": 2}, `unknown arguments "a", "b": bash takes only`},

@@ -25,7 +25,8 @@ import (
 	_ "github.com/agentbash/agentbash/pkg/reexec"
 )
 
-// bin is the agentbash under test, built by TestMain (version "dev", as Version here).
+// bin is the agentbash under test, built by TestMain (version "dev", as Version here: without the
+// version control stamp, which `go build` adds in a git clone unless -buildvcs=false).
 var bin string
 
 // guard bounds every wait of a test: a hang is a failure, not a timing assertion.
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.Chmod(dir, 0o755) // an unprivileged user's ssh and sshd session run it too
 	bin = filepath.Join(dir, "agentbash")
-	build := exec.Command("go", "build", "-o", bin, "github.com/agentbash/agentbash")
+	build := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "github.com/agentbash/agentbash")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
