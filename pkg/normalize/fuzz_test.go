@@ -18,6 +18,9 @@ func FuzzNormalize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		got := Normalize(in)
+		if !strings.Contains(in, "|") && hasPipe(in) {
+			t.Fatalf("%q parses to a pipeline without a | (Normalize takes none for one)", in)
+		}
 		if got.Head == -1 && got.Tail == -1 {
 			if got.Command != Trim(in) {
 				t.Fatalf("nothing extracted but command changed: %q -> %q", in, got.Command)
@@ -80,4 +83,20 @@ func dropStages(t *testing.T, src string, head, tail int) string {
 	}
 	p, _ := printFile(file)
 	return p
+}
+
+// hasPipe reports whether src parses to a tree that holds a pipeline (`|` or `|&`).
+func hasPipe(src string) bool {
+	file, err := parse(src, true)
+	if err != nil {
+		return false
+	}
+	found := false
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if b, ok := n.(*syntax.BinaryCmd); ok && isPipe(b.Op) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -48,6 +48,12 @@ func Normalize(command string) Normalized {
 	if strings.ContainsRune(src, '\r') || strings.HasSuffix(src, "\\\n") {
 		return none // and a command ending in a line continuation is incomplete
 	}
+	if !strings.Contains(src, "|") {
+		// Only a pipeline has a stage to extract, and its operator (`|`, `|&`) is written out: a command
+		// without one is not parsed at all (most commands; the parse was a twentieth of an rpc server's
+		// work for `true`).
+		return none
+	}
 	file, err := parse(src, true)
 	if err != nil || hasExtGlob(file) {
 		return none

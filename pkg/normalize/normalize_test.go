@@ -155,6 +155,12 @@ var normalizeTests = []struct {
 	{"unterminated heredoc", "cat <<EOF | head -1\nabc", "", -1, -1},
 	{"empty", "   ", "", -1, -1},
 
+	// No pipe: nothing to extract, whatever the words (not parsed).
+	{"no pipe", "true", "", -1, -1},
+	{"no pipe, head alone", "  head -n 5 file\n", "", -1, -1},
+	{"no pipe, and-chain", "make && tail -3 log", "", -1, -1},
+	{"no pipe, or", "false || tail -n 2 f", "", -1, -1},
+
 	// Found by FuzzNormalize.
 	{"vertical tab before pipe", "0\v|head -0", "", -1, -1},
 }

@@ -273,8 +273,9 @@ func (e *environ) of(layers []string) []string {
 // locked to it (golang/go#27505). The main thread never ends before the process (the runtime wedges it
 // instead), so a caller on it — the supervisor, which runs from an init function, where the main
 // goroutine is locked to the main thread — forks right there, with no goroutine or thread handed the
-// work. Any other caller forks from a goroutine of its own, locked to its thread until the shell was
-// reaped. exited receives the shell's status once it ended and was reaped (watchExit); stage is the sandbox
+// work. Any other caller hands the start to the main thread when it serves them (ServeMainThread: a
+// reused supervisor's later runs), else forks from a goroutine of its own, locked to its thread until the
+// shell was reaped. exited receives the shell's status once it ended and was reaped (watchExit); stage is the sandbox
 // stage the shell started through, nil without one.
 func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.Cmd, *sandbox.Stage, <-chan *os.ProcessState, error) {
 	runtime.LockOSThread()
@@ -287,6 +288,17 @@ func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 		return cmd, stage, watchExit(cmd), nil
 	}
 	runtime.UnlockOSThread()
+	if m := mainThread.Load(); m != nil {
+		var cmd *exec.Cmd
+		var stage *sandbox.Stage
+		var err error
+		if m.do(func() { cmd, stage, err = startShell(spec, env, stdin, out) }) {
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return cmd, stage, watchExit(cmd), nil
+		}
+	}
 	type start struct {
 		cmd    *exec.Cmd
 		stage  *sandbox.Stage
@@ -307,6 +319,57 @@ func spawnShell(spec Spec, env []string, stdin io.Reader, out *os.File) (*exec.C
 	}()
 	s := <-started
 	return s.cmd, s.stage, s.exited, s.err
+}
+
+// mainThread is the main thread's loop while it serves (ServeMainThread), nil else.
+var mainThread atomic.Pointer[mainLoop]
+
+// mainLoop runs functions on the main thread for other goroutines (ServeMainThread).
+type mainLoop struct {
+	funcs chan func()
+	ended chan struct{} // closed when the loop returned: nothing more runs there
+}
+
+// do runs f on the main thread and returns true once it ran, or false without running it when the
+// loop has ended.
+func (m *mainLoop) do(f func()) bool {
+	ran := make(chan struct{})
+	select {
+	case m.funcs <- func() { f(); close(ran) }:
+		<-ran
+		return true
+	case <-m.ended:
+		return false
+	}
+}
+
+// ServeMainThread makes the calling goroutine, when it runs on the main thread, locked to it (as in an
+// init function), start the shells of the Loop runs of this process's other goroutines (see
+// spawnShell), until result delivers a value, which it returns. Those runs' shells get the main thread's
+// parent-death signal as a run on it would, without the thread being locked to the goroutine that
+// serves them: a goroutine locked to a thread hands the thread's processor on each time it waits, and
+// the thread is woken again to take it back. Called on another thread, it only waits for result (the
+// runs then start their shells as any other caller's).
+func ServeMainThread[T any](result <-chan T) T {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if !onMainThread() {
+		return <-result
+	}
+	m := &mainLoop{funcs: make(chan func()), ended: make(chan struct{})}
+	mainThread.Store(m)
+	defer func() {
+		mainThread.Store(nil)
+		close(m.ended)
+	}()
+	for {
+		select {
+		case f := <-m.funcs:
+			f()
+		case v := <-result:
+			return v
+		}
+	}
 }
 
 // MaxArgBytes is the longest command passed to the shell as its `-c` argument: Linux refuses one argument

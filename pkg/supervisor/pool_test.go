@@ -315,7 +315,7 @@ func TestPoolRunRetriesRetired(t *testing.T) {
 // A supervisor offered reuse makes itself lean (pkg/memlimit) before its first run, and once; a
 // supervisor of one run (no reuse offered, as `run`'s) does not.
 func TestReusedSupervisorIsLean(t *testing.T) {
-	// How many times the command's supervisor made itself lean so far (the hook TestMain sets).
+	// How many times the command's supervisor made itself lean so far (the hook init sets).
 	leans := func(l *Pool, runs int) []string {
 		t.Helper()
 		defer l.Close()
@@ -333,5 +333,32 @@ func TestReusedSupervisorIsLean(t *testing.T) {
 	}
 	if got := leans(&Pool{}, 1); !slices.Equal(got, []string{"0"}) {
 		t.Errorf("lean before the run of a supervisor of one run: %q times, want never", got)
+	}
+}
+
+// The shell of a reused supervisor's later run (started on the main thread for the goroutine that serves
+// it) dies with its supervisor: a SIGKILLed supervisor leaves no shell behind (its parent-death signal).
+func TestReusedRunDiesWithItsSupervisor(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	l := &Pool{Spares: 1}
+	defer l.Close()
+	first, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	second, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	rn := startRun(t, l, spec(t, "exec -a "+m+" sleep 300", 600*time.Second))
+	if second != first || rn.SupervisorPid() != first {
+		t.Fatalf("supervisors %d, %d, %d: want the same one three times", first, second, rn.SupervisorPid())
+	}
+	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 1 }) {
+		t.Fatalf("the shell never appeared: %v", alive(m))
+	}
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(2*time.Second, func() bool { return len(alive(m)) == 0 }) {
+		t.Fatalf("the shell %v outlived its SIGKILLed supervisor", alive(m))
+	}
+	if _, err := rn.Wait(); !errors.Is(err, ErrDied) {
+		t.Fatalf("Wait returned %v, want ErrDied", err)
 	}
 }

@@ -137,32 +137,40 @@ func serve(conn *net.UnixConn) error {
 		// or so), `run`'s never offers reuse.
 		lean()
 	}
-	for n := 1; ; n++ {
-		req, ok := first, true
-		if n > 1 {
-			if req, ok = <-reqs.starts; !ok {
-				return nil // the client closed its end between runs
-			}
+	if first.Spec == nil {
+		return errors.New("start request without a spec")
+	}
+	if first.Stdin && stdin == nil {
+		return errors.New("start request wants stdin, but no descriptor came with it")
+	}
+	if !serveRun(conn, first, stdin, reqs, 1 < MaxRuns) || !unchanged(conn, reqs, inherited) {
+		return nil
+	}
+	// The next runs are served from a goroutine, and the main thread only starts their shells
+	// (run.ServeMainThread): the main goroutine is locked to its thread, so each time it waited (for the
+	// next start, for the shell's end, for the drain) its thread handed its processor on and was woken
+	// again, two thread wake-ups a time on the CPUs the commands need. The first run was served right
+	// here, where its shell starts with no hand-over, as a `run` wants.
+	served := make(chan error, 1)
+	go func() { served <- serveMore(conn, reqs, inherited) }()
+	return run.ServeMainThread(served)
+}
+
+// serveMore serves the runs after the first (see serve), from the second up to MaxRuns, while each is
+// reusable.
+func serveMore(conn *net.UnixConn, reqs *requests, inherited run.Inherited) error {
+	for n := 2; ; n++ {
+		req, ok := <-reqs.starts
+		if !ok {
+			return nil // the client closed its end between runs
 		}
 		if req.Spec == nil {
 			return errors.New("start request without a spec")
 		}
-		if req.Stdin && stdin == nil {
-			return errors.New("start request wants stdin, but no descriptor came with it")
+		if req.Stdin {
+			return errors.New("start request wants stdin, but no descriptor came with it") // only the first's
 		}
-		if !serveRun(conn, req, stdin, reqs, n < MaxRuns) {
-			return nil
-		}
-		stdin = nil
-		// Another run is served only while what this process passes on to its commands is as it was: a
-		// command can change it from outside (renice, prlimit, taskset … $PPID). It is read here, while
-		// the client reads the result, not on the run's path; a supervisor found changed runs nothing
-		// more: it answers the next start "retired", and the client gives that run to a new supervisor.
-		if run.ReadInherited() != inherited {
-			if _, ok := <-reqs.starts; ok {
-				_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
-					Error: "supervisor retired: a command changed what it passes on to commands"})
-			}
+		if !serveRun(conn, req, nil, reqs, n < MaxRuns) || !unchanged(conn, reqs, inherited) {
 			return nil
 		}
 	}
@@ -170,6 +178,22 @@ func serve(conn *net.UnixConn) error {
 
 // lean makes a supervisor that may serve more runs, or a task's, a long-lived process (a test replaces it).
 var lean = memlimit.Lean
+
+// unchanged reports whether what this process passes on to its commands is as it was (inherited): only
+// then is another run served, since a command can change it from outside (renice, prlimit, taskset …
+// $PPID). It is read after a run's done, while the client reads the result, not on the run's path; a
+// supervisor found changed runs nothing more: it answers the next start "retired", and the client gives
+// that run to a new supervisor.
+func unchanged(conn *net.UnixConn, reqs *requests, inherited run.Inherited) bool {
+	if run.ReadInherited() == inherited {
+		return true
+	}
+	if _, ok := <-reqs.starts; ok {
+		_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
+			Error: "supervisor retired: a command changed what it passes on to commands"})
+	}
+	return false
+}
 
 // kindRetired is the kind of the done event a reused supervisor answers a start with when it runs no
 // more commands (serve): nothing ran, and the client starts the run on a new supervisor.

@@ -24,8 +24,9 @@ import (
 // leanMarkEnv names the file a test supervisor marks each time it makes itself lean.
 const leanMarkEnv = "SUPERVISOR_TEST_LEAN_MARK"
 
-// TestMain lets the test binary be its own supervisor: spawn re-executes it as `<test> __supervise`.
-func TestMain(m *testing.M) {
+// The test binary is its own supervisor (spawn re-executes it as `<test> __supervise`), dispatched from
+// an init function as pkg/reexec does: the main goroutine is then locked to the main thread, as in agentbash.
+func init() {
 	if len(os.Args) > 1 && os.Args[1] == Command {
 		if mark := os.Getenv(leanMarkEnv); mark != "" {
 			// Each lean of this supervisor adds a line to mark (TestReusedSupervisorIsLean).
@@ -39,7 +40,6 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(Main())
 	}
-	os.Exit(m.Run())
 }
 
 func marker(t *testing.T) string {
