@@ -243,7 +243,11 @@ func TestForwardAllowedAndDenied(t *testing.T) {
 	deny("http://Denied.Example./x", "denied.example:80")
 	deny(at(other, "/again"), "127.0.0.1:"+strconv.Itoa(other))
 	deny("http://[::1]:"+strconv.Itoa(port)+"/", "[::1]:"+strconv.Itoa(port)) // another address than the entry's
-	want := []proxy.Denial{{Host: "127.0.0.1", Port: other, Count: 2}, {Host: "denied.example", Port: 80, Count: 1}, {Host: "::1", Port: port, Count: 1}}
+	want := []proxy.Denial{
+		{Host: "127.0.0.1", Port: other, Count: 2},
+		{Host: "denied.example", Port: 80, Count: 1},
+		{Host: "::1", Port: port, Count: 1},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
@@ -335,7 +339,11 @@ func TestConnect(t *testing.T) {
 			t.Errorf("CONNECT %s: %s %q, want a 403 naming it, then the end", target, resp.Status, body)
 		}
 	}
-	want := []proxy.Denial{{Host: "127.0.0.1", Port: speaksFirst, Count: 1}, {Host: "localhost", Port: readAll, Count: 1}, {Host: "github.com", Port: 443, Count: 2}}
+	want := []proxy.Denial{
+		{Host: "127.0.0.1", Port: speaksFirst, Count: 1},
+		{Host: "localhost", Port: readAll, Count: 1},
+		{Host: "github.com", Port: 443, Count: 2},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
@@ -586,7 +594,8 @@ func TestErrors(t *testing.T) {
 		})
 	}
 	// Of these only the hosts spelled as neither a name nor an address are refusals (TestUnreadableHostCounted).
-	if got, want := p.Denied(), []proxy.Denial{{Host: "127.1", Port: port, Count: 1}, {Host: "fe80::1%lo", Port: 80, Count: 1}}; !reflect.DeepEqual(got, want) {
+	want := []proxy.Denial{{Host: "127.1", Port: port, Count: 1}, {Host: "fe80::1%lo", Port: 80, Count: 1}}
+	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
 }

@@ -34,8 +34,13 @@ func TestUnreadableHostCounted(t *testing.T) {
 			t.Errorf("%q: %s %q %v", request, resp.Status, body, resp.Header)
 		}
 	}
-	want := []proxy.Denial{{Host: "0x7f000001", Port: port, Count: 1}, {Host: "127.1", Port: port, Count: 2}, {Host: "127.0.0.1.", Port: port, Count: 1}, {Host: long[:253], Port: 80, Count: 1},
-		{Host: "??.example", Port: 443, Count: 1}}
+	want := []proxy.Denial{
+		{Host: "0x7f000001", Port: port, Count: 1},
+		{Host: "127.1", Port: port, Count: 2},
+		{Host: "127.0.0.1.", Port: port, Count: 1},
+		{Host: long[:253], Port: 80, Count: 1},
+		{Host: "??.example", Port: 443, Count: 1},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v,\nwant %v", got, want)
 	}
