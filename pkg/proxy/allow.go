@@ -1,7 +1,7 @@
-// Package proxy is the sandbox's network proxy (docs/architecture.md, "The network proxy"; reference §13): an
-// HTTP proxy for one run that lets through only the hosts of an allow-list, resolves names itself and
-// dials exactly what it resolved, and counts what it refused. This file is the allow-list alone: the
-// `host:port` patterns of sandbox.allowHosts and how a requested host is matched against them.
+// Package proxy is what the sandbox's network proxy (docs/architecture.md, "The network proxy"; reference
+// §13) lets through and what it refused: the `host:port` patterns of sandbox.allowHosts and how a requested
+// host is matched against them (this file), the refusals a run reports (Denial), and how a run starts its
+// server (Serve). The server itself, with net/http, is pkg/proxy/server, which registers itself.
 package proxy
 
 import (

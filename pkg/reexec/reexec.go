@@ -1,17 +1,20 @@
-// Package reexec runs the hidden commands agentbash re-executes itself as: a run's supervisor
-// (`__supervise`, pkg/supervisor), the helper that makes the shell snapshot (`__snapshot`,
-// pkg/snapshot) the sandbox's user-namespace probe (`__sandbox-probe`) and its stage (`__sandbox`, pkg/sandbox). It runs them from its init function, so importing it is all the binary's entry point and
-// the test binaries that start runs need: such a process never gets to main, and never runs the init
-// functions of the packages initialized after this one (cobra's, viper's, the MCP SDK's: about half a
-// millisecond of every run's critical path, which waits for its supervisor to start).
+// Package reexec runs the hidden commands agentbash re-executes itself as. A run's supervisor
+// (`__supervise`), the sandbox's stage (`__sandbox`) and its probe (`__sandbox-probe`) are run by
+// pkg/supervisor/entry, which this package imports, from an init that runs before most of the binary's;
+// this package's init runs the helper that makes the shell snapshot (`__snapshot`, pkg/snapshot) and the
+// supervisors entry handed on: those whose first run needs the sandbox's proxy, whose server
+// (pkg/proxy/server, imported here) is initialized by now. Importing this package is all the binary's
+// entry point and the test binaries that start runs need: such a process never gets to main, and never
+// runs the init functions of the packages initialized after this one (cobra's, viper's, the MCP SDK's).
 package reexec
 
 import (
 	"os"
 
-	"github.com/agentbash/agentbash/pkg/sandbox"
+	_ "github.com/agentbash/agentbash/pkg/proxy/server" // registers the proxy's server (proxy.Serve)
 	"github.com/agentbash/agentbash/pkg/snapshot"
 	"github.com/agentbash/agentbash/pkg/supervisor"
+	_ "github.com/agentbash/agentbash/pkg/supervisor/entry"
 )
 
 func init() {
@@ -28,10 +31,6 @@ func dispatch(args []string) (code int, ok bool) {
 		return supervisor.Main(), true
 	case len(args) > 0 && args[0] == snapshot.Command:
 		return snapshot.Main(args[1:]), true
-	case len(args) == 1 && args[0] == sandbox.ProbeCommand:
-		return sandbox.ProbeMain(), true
-	case len(args) == 1 && args[0] == sandbox.StageCommand:
-		return sandbox.StageMain(), true
 	}
 	return 0, false
 }

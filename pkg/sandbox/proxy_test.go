@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/proxy"
+	_ "github.com/agentbash/agentbash/pkg/proxy/server" // the supervisor's side of the proxy, served here
 	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 

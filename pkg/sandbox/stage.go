@@ -63,7 +63,7 @@ type Stage struct {
 	namespaced bool
 	allow      proxy.AllowList // network proxy: what its proxy lets through
 	wantsProxy bool
-	proxy      *proxy.Proxy
+	proxy      proxy.Server
 	notify     atomic.Pointer[func([]proxy.Denial)]
 }
 
@@ -91,6 +91,11 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 	if err != nil {
 		specFile.Close()
 		return nil, &Unavailable{Mechanism: Proxy, Reason: "sandbox.allowHosts: " + err.Error()}
+	}
+	if c.Network == NetworkProxy && !proxy.Available() {
+		// Fail closed before anything starts: the command would otherwise get a listener nobody serves.
+		specFile.Close()
+		return nil, &Unavailable{Mechanism: Proxy, Reason: proxy.ErrNoServer.Error()}
 	}
 	allow.Restrict(c.Narrowed)
 	rr, rw, err := reportPair()
@@ -144,11 +149,17 @@ func (s *Stage) Started(cmd *exec.Cmd, startErr error) error {
 	case listener != nil && !s.wantsProxy:
 		listener.Close()
 	case listener != nil:
-		s.proxy = proxy.Serve(listener, proxy.Config{Allow: s.allow, OnDeny: func(denied []proxy.Denial) {
+		p, err := proxy.Serve(listener, s.allow, func(denied []proxy.Denial) {
 			if f := s.notify.Load(); f != nil {
 				(*f)(denied)
 			}
-		}})
+		})
+		if err != nil { // not after Wrap's check; were it, the command is ended before it does anything
+			listener.Close()
+			_ = cmd.Process.Kill()
+			return &Unavailable{Mechanism: Proxy, Reason: err.Error()}
+		}
+		s.proxy = p
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // spares returns the pool's idle supervisors once it holds n (the refill runs in the background).
@@ -360,5 +362,32 @@ func TestReusedRunDiesWithItsSupervisor(t *testing.T) {
 	}
 	if _, err := rn.Wait(); !errors.Is(err, ErrDied) {
 		t.Fatalf("Wait returned %v, want ErrDied", err)
+	}
+}
+
+// A reused supervisor without the proxy's server (as one pkg/supervisor/entry served; this test binary
+// links no server) runs nothing that needs the proxy: it retires at that start, and the run goes to
+// another supervisor, whose first run it is (here, one that fails closed: no server either).
+func TestReusedSupervisorRetiresForTheProxy(t *testing.T) {
+	l := &Pool{Spares: 1}
+	defer l.Close()
+	s, o := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second))
+	if o.ExitCode != 0 {
+		t.Fatalf("true: %+v", o)
+	}
+	if got := spares(t, l, 1); got[0].spid != s {
+		t.Fatalf("the pool holds %d, want %d back", got[0].spid, s)
+	}
+	j := spec(t, "touch ran", 10*time.Second)
+	j.Sandbox = &sandbox.Confinement{Network: sandbox.NetworkProxy}
+	_, err := runJob(context.Background(), l, j)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), proxy.ErrNoServer.Error()) {
+		t.Fatalf("err = %v; want the sandbox unavailable: %v", err, proxy.ErrNoServer)
+	}
+	if !waitFor(5*time.Second, func() bool { return !running(s) }) {
+		t.Fatalf("the supervisor %d without the proxy's server runs on", s)
+	}
+	if _, err := os.Stat(filepath.Join(string(j.Dir), "ran")); err == nil {
+		t.Fatal("the command ran")
 	}
 }

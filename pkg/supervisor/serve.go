@@ -74,22 +74,111 @@ type cancelledWithGrace struct {
 func (c cancelledWithGrace) KillGrace() time.Duration { return c.grace }
 
 // Main runs the supervisor on descriptor 3 and returns the process exit status: 0 when its runs were
-// reported (or the client was gone), 2 when the socket or the first start request is broken.
+// reported (or the client was gone), 2 when the socket or the first start request is broken. It resumes
+// the supervisor Start handed over, if any.
 func Main() int {
+	s := handedOver
+	handedOver = nil
+	if s == nil {
+		var code int
+		if s, code = begin(); s == nil {
+			return code
+		}
+	}
+	return s.serve()
+}
+
+// Start is Main run from the init of a package initialized before net/http and everything the binary
+// orders with it (pkg/supervisor/entry: a run waits for its supervisor's start, and those inits are most of
+// it). It returns Main's status with done true, except when the first run needs the sandbox's proxy and
+// no proxy server is registered yet (pkg/proxy/server registers from its init, which runs later): then it
+// has read only that start request and returns done false, and Main, called once the rest of the program
+// is initialized (pkg/reexec), serves it. A later run that needs the proxy, in a supervisor Start served,
+// is answered "retired" (serve): it goes to another supervisor, whose first run it is.
+func Start() (code int, done bool) {
+	s, code := begin()
+	if s == nil {
+		return code, true
+	}
+	if needsProxy(s.first) && !proxy.Available() {
+		handedOver = s
+		return 0, false
+	}
+	return s.serve(), true
+}
+
+// handedOver is the supervisor Start handed over to Main.
+var handedOver *supervisor
+
+// needsProxy says whether req's run is sandboxed with network proxy: its stage hands this process a
+// listener to serve (pkg/sandbox).
+func needsProxy(req Request) bool {
+	return req.Spec != nil && req.Spec.Sandbox != nil && req.Spec.Sandbox.Network == sandbox.NetworkProxy
+}
+
+// supervisor is a supervisor that has read its first start request (begin), and serves it and the next
+// (serve).
+type supervisor struct {
+	conn  *net.UnixConn
+	stdin *os.File
+	dec   *json.Decoder
+	first Request
+	reqs  *requests
+}
+
+// begin opens descriptor 3 and reads the first start request, or says why it cannot on stderr and
+// returns nil and the exit status.
+func begin() (*supervisor, int) {
 	defaultProcs = runtime.GOMAXPROCS(0) // see procs.go
 	f := os.NewFile(controlFD, "control")
 	if f == nil {
 		fmt.Fprintln(os.Stderr, "agentbash: "+Command+": no control socket on descriptor 3 (internal command)")
-		return 2
+		return nil, 2
 	}
 	c, err := net.FileConn(f)
 	f.Close()
 	conn, ok := c.(*net.UnixConn)
 	if err != nil || !ok {
 		fmt.Fprintln(os.Stderr, "agentbash: "+Command+": descriptor 3 is not a unix socket (internal command)")
-		return 2
+		return nil, 2
 	}
-	if err := serve(conn); err != nil {
+	s, err := readFirst(conn)
+	if err != nil {
+		conn.Close()
+		fmt.Fprintln(os.Stderr, "agentbash: "+Command+":", err)
+		return nil, 2
+	}
+	return s, 0
+}
+
+// readFirst reads the client's descriptors and its first start request from conn.
+func readFirst(conn *net.UnixConn) (*supervisor, error) {
+	// While the client is still getting its command ready (or, for a spare, until a run comes): the
+	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
+	go run.Prepare()
+	go warmCodecs()
+	reqs := newRequests()
+	handleSignals(reqs)
+	stdin, err := receiveFiles(conn)
+	if err != nil {
+		return nil, err
+	}
+	// The first start request is read here, and the reader only starts after it: a `run` waits for this
+	// one, and the main goroutine is locked to its thread (a hand-over from the reader would wake it).
+	dec := json.NewDecoder(conn)
+	var first Request
+	if err := dec.Decode(&first); err != nil {
+		return nil, fmt.Errorf("read start request: %w", err)
+	}
+	if first.Op != OpStart {
+		return nil, fmt.Errorf("first request is %q, want %q", first.Op, OpStart)
+	}
+	return &supervisor{conn: conn, stdin: stdin, dec: dec, first: first, reqs: reqs}, nil
+}
+
+// serve runs the supervisor's first run and returns the exit status (see Main).
+func (s *supervisor) serve() int {
+	if err := serve(s.conn, s.stdin, s.dec, s.first, s.reqs); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbash: "+Command+":", err)
 		return 2
 	}
@@ -99,28 +188,8 @@ func Main() int {
 // serve runs the client's commands on conn: the first, and after it, when the client offered and the run
 // left nothing behind (reusable), the next ones, up to MaxRuns. It returns an error only when the first
 // start request is broken.
-func serve(conn *net.UnixConn) error {
+func serve(conn *net.UnixConn, stdin *os.File, dec *json.Decoder, first Request, reqs *requests) error {
 	defer conn.Close()
-	// While the client is still getting its command ready (or, for a spare, until a run comes): the
-	// one-time work of the run, the codecs' reflection and the signal handlers, off the run's path.
-	go run.Prepare()
-	go warmCodecs()
-	reqs := newRequests()
-	handleSignals(reqs)
-	stdin, err := receiveFiles(conn)
-	if err != nil {
-		return err
-	}
-	// The first start request is read here, and the reader only starts after it: a `run` waits for this
-	// one, and the main goroutine is locked to its thread (a hand-over from the reader would wake it).
-	dec := json.NewDecoder(conn)
-	var first Request
-	if err := dec.Decode(&first); err != nil {
-		return fmt.Errorf("read start request: %w", err)
-	}
-	if first.Op != OpStart {
-		return fmt.Errorf("first request is %q, want %q", first.Op, OpStart)
-	}
 	reqs.mu.Lock()
 	reqs.run = &watcher{} // what comes for it from now on is its own (see requests)
 	reqs.mu.Unlock()
@@ -163,6 +232,13 @@ func serveMore(conn *net.UnixConn, reqs *requests, inherited run.Inherited) erro
 		req, ok := <-reqs.starts
 		if !ok {
 			return nil // the client closed its end between runs
+		}
+		if needsProxy(req) && !proxy.Available() {
+			// A supervisor Start served, before the proxy's server was initialized: nothing ran, the
+			// client gives the run to another supervisor (Start).
+			_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
+				Error: "supervisor retired: it started without the sandbox's proxy"})
+			return nil
 		}
 		if req.Spec == nil {
 			return errors.New("start request without a spec")

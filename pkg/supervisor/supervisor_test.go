@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/agentbash/agentbash/pkg/memlimit"
+	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
 // leanMarkEnv names the file a test supervisor marks each time it makes itself lean.
@@ -327,6 +329,37 @@ func TestWaitText(t *testing.T) {
 	} {
 		if got := waitText(c.ws); got != c.want {
 			t.Errorf("waitText(%#x) = %q, want %q", int(c.ws), got, c.want)
+		}
+	}
+}
+
+// A run that needs the sandbox's proxy in a supervisor without the proxy's server (this test binary does
+// not link pkg/proxy/server) fails closed: the sandbox is unavailable and nothing of the command runs.
+func TestProxyRunWithoutServerFailsClosed(t *testing.T) {
+	j := spec(t, "touch ran", 10*time.Second)
+	j.Sandbox = &sandbox.Confinement{Network: sandbox.NetworkProxy}
+	_, err := runIt(t, context.Background(), j)
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), proxy.ErrNoServer.Error()) {
+		t.Fatalf("err = %v; want the sandbox unavailable: %v", err, proxy.ErrNoServer)
+	}
+	if _, err := os.Stat(filepath.Join(string(j.Dir), "ran")); err == nil {
+		t.Fatal("the command ran")
+	}
+}
+
+func TestNeedsProxy(t *testing.T) {
+	for _, tc := range []struct {
+		req  Request
+		want bool
+	}{
+		{Request{}, false},
+		{Request{Spec: &run.Spec{}}, false},
+		{Request{Spec: &run.Spec{Sandbox: &sandbox.Confinement{Network: sandbox.NetworkOff}}}, false},
+		{Request{Spec: &run.Spec{Sandbox: &sandbox.Confinement{Network: sandbox.NetworkOn}}}, false},
+		{Request{Spec: &run.Spec{Sandbox: &sandbox.Confinement{Network: sandbox.NetworkProxy}}}, true},
+	} {
+		if got := needsProxy(tc.req); got != tc.want {
+			t.Errorf("needsProxy(%+v) = %v", tc.req.Spec, got)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// An exact entry a request narrowed its server's wildcard to (AllowList.Restrict) keeps the wildcard's
+// An exact entry a request narrowed its server's wildcard to (proxy.AllowList.Restrict) keeps the wildcard's
 // limits: its name may not lead to loopback, link-local or metadata addresses, as the wildcard's could
 // not. The same exact entry written by the user who starts agentbash may.
 func TestRestrictedExactEntry(t *testing.T) {

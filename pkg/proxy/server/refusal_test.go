@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"net/http"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
 
 // A host spelled as neither a name nor an IP address in full is refused, and counted as a refusal under the
@@ -32,8 +34,13 @@ func TestUnreadableHostCounted(t *testing.T) {
 			t.Errorf("%q: %s %q %v", request, resp.Status, body, resp.Header)
 		}
 	}
-	want := []Denial{{"0x7f000001", port, 1}, {"127.1", port, 2}, {"127.0.0.1.", port, 1}, {long[:253], 80, 1},
-		{"??.example", 443, 1}}
+	want := []proxy.Denial{
+		{Host: "0x7f000001", Port: port, Count: 1},
+		{Host: "127.1", Port: port, Count: 2},
+		{Host: "127.0.0.1.", Port: port, Count: 1},
+		{Host: long[:253], Port: 80, Count: 1},
+		{Host: "??.example", Port: 443, Count: 1},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v,\nwant %v", got, want)
 	}

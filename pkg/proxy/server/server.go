@@ -1,4 +1,9 @@
-package proxy
+// Package server is the sandbox's network proxy itself (docs/architecture.md, "The network proxy"): an HTTP
+// proxy for one run that lets through only the hosts of its allow-list (pkg/proxy), resolves names itself
+// and dials exactly what it resolved, and counts what it refused. It registers itself with pkg/proxy from
+// its init (proxy.Serve); a package of its own, so that the supervisor's start does not wait for net/http's
+// initialization and everything ordered with it (pkg/supervisor/entry).
+package server
 
 import (
 	"bufio"
@@ -16,7 +21,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
+
+func init() {
+	proxy.Register(func(ln net.Listener, allow proxy.AllowList, onDeny func([]proxy.Denial)) proxy.Server {
+		return Serve(ln, Config{Allow: allow, OnDeny: onDeny})
+	})
+}
 
 // halfClosedTunnel is how long a tunnel lasts once one of its directions ended (relay); a variable for
 // the tests.
@@ -29,33 +42,23 @@ type Resolver interface {
 
 // Config is what one proxy lets through, and how it reaches what it lets through.
 type Config struct {
-	Allow AllowList
+	Allow proxy.AllowList
 	// Resolver resolves the names asked for, once each request; nil is net.DefaultResolver.
 	Resolver Resolver
 	// Dial connects to one address, `ip:port` (never a name); nil is a net.Dialer.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// OnDeny, if set, is called after each refusal with everything refused so far (Denied), from the
 	// connection's goroutine: it must not block.
-	OnDeny func([]Denial)
+	OnDeny func([]proxy.Denial)
 	// OwnAddrs are the machine's own addresses, which a name only a wildcard allows may not resolve to; nil
 	// is the addresses of its interfaces (net.InterfaceAddrs: the proxy serves in the host's network
 	// namespace), read again at each lookup that needs them.
 	OwnAddrs []netip.Addr
 }
 
-// Denial is one host:port the proxy refused, with how many times (details.sandbox.denied). Past
-// MaxDenied distinct ones, the rest are counted in one entry whose Host is OtherHosts and Port 0.
-type Denial struct {
-	Host  string `json:"host"`
-	Port  int    `json:"port"`
-	Count int    `json:"count"`
-}
-
 // The proxy's bounds (docs/architecture.md, "The network proxy").
 const (
 	MaxConns        = 128              // client connections served at once; the next waits in the listen queue
-	MaxDenied       = 100              // distinct host:port refusals listed; the rest are one OtherHosts entry
-	OtherHosts      = "(other hosts)"  // the Host of that entry
 	maxRequestHead  = 64 << 10         // a request's line and headers
 	maxResponseHead = 256 << 10        // a response's status line and headers (128 connections: 32 MiB at most)
 	idleTimeout     = 2 * time.Minute  // a client connection that sends no request for this long is closed
@@ -74,8 +77,8 @@ type Proxy struct {
 	mu     sync.Mutex
 	closed bool
 	conns  map[net.Conn]struct{} // every open connection, both sides, so Close ends them all
-	denied map[string]*Denial
-	order  []*Denial
+	denied map[string]*proxy.Denial
+	order  []*proxy.Denial
 	others int
 }
 
@@ -89,7 +92,7 @@ func Serve(ln net.Listener, cfg Config) *Proxy {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Proxy{ln: ln, cfg: cfg, ctx: ctx, cancel: cancel, slots: make(chan struct{}, MaxConns),
-		conns: map[net.Conn]struct{}{}, denied: map[string]*Denial{}}
+		conns: map[net.Conn]struct{}{}, denied: map[string]*proxy.Denial{}}
 	p.wg.Add(1)
 	go p.accept()
 	return p
@@ -97,7 +100,7 @@ func Serve(ln net.Listener, cfg Config) *Proxy {
 
 // Close stops the proxy: the listener and every connection close, and it returns once nothing of it runs,
 // with what it refused (Denied).
-func (p *Proxy) Close() []Denial {
+func (p *Proxy) Close() []proxy.Denial {
 	p.mu.Lock()
 	p.closed = true
 	for c := range p.conns {
@@ -111,15 +114,15 @@ func (p *Proxy) Close() []Denial {
 }
 
 // Denied is what the proxy refused so far, in the order first refused.
-func (p *Proxy) Denied() []Denial {
+func (p *Proxy) Denied() []proxy.Denial {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []Denial
+	var out []proxy.Denial
 	for _, d := range p.order {
 		out = append(out, *d)
 	}
 	if p.others > 0 {
-		out = append(out, Denial{Host: OtherHosts, Count: p.others})
+		out = append(out, proxy.Denial{Host: proxy.OtherHosts, Count: p.others})
 	}
 	return out
 }
@@ -134,12 +137,12 @@ func (p *Proxy) deny(host string, port int) {
 func (p *Proxy) count(host string, port int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	key := JoinHostPort(host, port)
+	key := proxy.JoinHostPort(host, port)
 	switch d, ok := p.denied[key]; {
 	case ok:
 		d.Count++
-	case len(p.order) < MaxDenied:
-		d = &Denial{Host: host, Port: port, Count: 1}
+	case len(p.order) < proxy.MaxDenied:
+		d = &proxy.Denial{Host: host, Port: port, Count: 1}
 		p.denied[key], p.order = d, append(p.order, d)
 	default:
 		p.others++
@@ -278,7 +281,7 @@ func (p *Proxy) reply(c net.Conn, a answer, host string, port int) {
 	text := "agentbash sandbox proxy: " + a.why + "\n"
 	ps := "agentbash; error=" + a.kind
 	if host != "" {
-		ps += "; details=" + strconv.Quote(JoinHostPort(host, port))
+		ps += "; details=" + strconv.Quote(proxy.JoinHostPort(host, port))
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\n"+
@@ -290,7 +293,7 @@ func (p *Proxy) reply(c net.Conn, a answer, host string, port int) {
 // itself: that one is on the sandbox's own loopback, reached directly, where an allowHosts entry would reach
 // the host's.
 func DeniedReason(host string, port int, why string) string {
-	hp := JoinHostPort(host, port)
+	hp := proxy.JoinHostPort(host, port)
 	text := fmt.Sprintf("network access to %s is blocked: %s. Only the user who starts agentbash can allow "+
 		"it (--sandbox-allow-host %s, or sandbox.allowHosts in the config)", hp, why, hp)
 	if a, err := netip.ParseAddr(host); host == "localhost" || err == nil && a.IsLoopback() {
@@ -334,7 +337,7 @@ func target(req *http.Request) (host string, port int, status int, err error) {
 	if perr != nil || port < 1 || port > 65535 || portText != strconv.Itoa(port) {
 		return "", 0, http.StatusBadRequest, fmt.Errorf("the port of %q is not a number from 1 to 65535", req.RequestURI)
 	}
-	h, err := CanonicalHost(host)
+	h, err := proxy.CanonicalHost(host)
 	if err != nil && host != "" {
 		return printable(host), port, http.StatusBadRequest, fmt.Errorf("%w (%q: %v)", errSpelling, host, err)
 	}
@@ -365,7 +368,7 @@ func (p *Proxy) badTarget(c net.Conn, host string, port int, status int, err err
 	}
 	p.deny(host, port)
 	p.reply(c, answer{status, "http_request_denied", fmt.Sprintf("network access to %s is blocked: %v",
-		JoinHostPort(host, port), err)}, host, port)
+		proxy.JoinHostPort(host, port), err)}, host, port)
 }
 
 // errNotReached is the error of a name whose addresses are all ones its entry may not reach.
@@ -405,16 +408,16 @@ func (p *Proxy) reach(host string, port int) (net.Conn, answer) {
 	if isTimeout(last) {
 		kind = "connection_timeout"
 	}
-	return nil, answer{http.StatusBadGateway, kind, fmt.Sprintf("cannot connect to %s: %v", JoinHostPort(host, port), last)}
+	return nil, answer{http.StatusBadGateway, kind, fmt.Sprintf("cannot connect to %s: %v", proxy.JoinHostPort(host, port), last)}
 }
 
 // addresses is what host may be dialled at: an address itself, or what the name resolves to, but never an
 // unspecified address (it reaches the host's loopback), and for a name a Restricted entry allows (a
 // wildcard, or a name a request narrowed one to), none of the machine's own addresses or a cloud's
 // metadata service (a wildcard over names someone else controls must not lead there; ownOrMetadata).
-func (p *Proxy) addresses(ctx context.Context, host string, by Pattern) ([]netip.Addr, error) {
+func (p *Proxy) addresses(ctx context.Context, host string, by proxy.Pattern) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(host); err == nil {
-		if a.IsUnspecified() { // no entry ParsePattern makes lets it through, but an AllowList made by hand may
+		if a.IsUnspecified() { // no entry proxy.ParsePattern makes lets it through, but a proxy.AllowList made by hand may
 			return nil, fmt.Errorf("%w: an unspecified address is never dialled (it reaches the host's loopback)",
 				errNotReached)
 		}
@@ -668,7 +671,7 @@ func (p *Proxy) forward(c net.Conn, br *bufio.Reader, req *http.Request, up *ups
 			if errors.Is(err, errResponseHead) {
 				kind = "http_response_header_section_size"
 			}
-			p.reply(c, answer{http.StatusBadGateway, kind, fmt.Sprintf("%s gave no answer: %v", JoinHostPort(host, port), err)}, host, port)
+			p.reply(c, answer{http.StatusBadGateway, kind, fmt.Sprintf("%s gave no answer: %v", proxy.JoinHostPort(host, port), err)}, host, port)
 		}
 		c.Close() // the body's writer may be waiting for the client
 		s.wait()

@@ -1,4 +1,4 @@
-package proxy
+package server
 
 import (
 	"bufio"
@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentbash/agentbash/pkg/proxy"
 )
 
 // A bound on any one wait of these tests, so that a proxy that hangs fails the test instead of hanging it.
@@ -35,9 +37,9 @@ func startProxy(t *testing.T, cfg Config) (*Proxy, string) {
 	return p, ln.Addr().String()
 }
 
-func allowList(t *testing.T, entries ...string) AllowList {
+func allowList(t *testing.T, entries ...string) proxy.AllowList {
 	t.Helper()
-	l, err := ParseAllowList(entries)
+	l, err := proxy.ParseAllowList(entries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,11 @@ func TestForwardAllowedAndDenied(t *testing.T) {
 	deny("http://Denied.Example./x", "denied.example:80")
 	deny(at(other, "/again"), "127.0.0.1:"+strconv.Itoa(other))
 	deny("http://[::1]:"+strconv.Itoa(port)+"/", "[::1]:"+strconv.Itoa(port)) // another address than the entry's
-	want := []Denial{{"127.0.0.1", other, 2}, {"denied.example", 80, 1}, {"::1", port, 1}}
+	want := []proxy.Denial{
+		{Host: "127.0.0.1", Port: other, Count: 2},
+		{Host: "denied.example", Port: 80, Count: 1},
+		{Host: "::1", Port: port, Count: 1},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
@@ -333,7 +339,11 @@ func TestConnect(t *testing.T) {
 			t.Errorf("CONNECT %s: %s %q, want a 403 naming it, then the end", target, resp.Status, body)
 		}
 	}
-	want := []Denial{{"127.0.0.1", speaksFirst, 1}, {"localhost", readAll, 1}, {"github.com", 443, 2}}
+	want := []proxy.Denial{
+		{Host: "127.0.0.1", Port: speaksFirst, Count: 1},
+		{Host: "localhost", Port: readAll, Count: 1},
+		{Host: "github.com", Port: 443, Count: 2},
+	}
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
@@ -584,7 +594,8 @@ func TestErrors(t *testing.T) {
 		})
 	}
 	// Of these only the hosts spelled as neither a name nor an address are refusals (TestUnreadableHostCounted).
-	if got, want := p.Denied(), []Denial{{"127.1", port, 1}, {"fe80::1%lo", 80, 1}}; !reflect.DeepEqual(got, want) {
+	want := []proxy.Denial{{Host: "127.1", Port: port, Count: 1}, {Host: "fe80::1%lo", Port: 80, Count: 1}}
+	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v, want %v", got, want)
 	}
 }
@@ -716,7 +727,7 @@ func TestWildcardNotToTheHostsOwn(t *testing.T) {
 	p, addr := startProxy(t, Config{Allow: allowList(t, "*.evil.test:"+ps), Resolver: r, Dial: d.dial})
 	names := []string{"lo4.evil.test", "lo6.evil.test", "mapped.evil.test", "meta.evil.test", "ll6.evil.test",
 		"zero.evil.test", "zero6.evil.test", "mixed.evil.test", "aws6.evil.test", "ali.evil.test", "gcp6.evil.test"}
-	var want []Denial
+	var want []proxy.Denial
 	for _, name := range names {
 		for _, method := range []string{"GET", "CONNECT"} {
 			c := dial(t, addr)
@@ -730,7 +741,7 @@ func TestWildcardNotToTheHostsOwn(t *testing.T) {
 				t.Errorf("%s %s, only a wildcard allows it: %s %q", method, name, resp.Status, body)
 			}
 		}
-		want = append(want, Denial{name, port, 2})
+		want = append(want, proxy.Denial{Host: name, Port: port, Count: 2})
 	}
 	if got := d.take(); got != nil {
 		t.Errorf("dialled %v", got)
@@ -842,7 +853,7 @@ func TestClose(t *testing.T) {
 	<-started
 	idle := dial(t, addr) // a connection that has not sent anything
 
-	if got, want := p.Close(), []Denial{{"nope.example", 80, 1}}; !reflect.DeepEqual(got, want) {
+	if got, want := p.Close(), []proxy.Denial{{Host: "nope.example", Port: 80, Count: 1}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Close() = %v, want %v", got, want)
 	}
 	for name, c := range map[string]*client{"a tunnel": tunnel, "a forward": forward, "an idle connection": idle} {
@@ -905,7 +916,7 @@ func TestMaxConns(t *testing.T) {
 	}
 }
 
-// Past MaxDenied distinct refused host:ports, the rest are counted in one entry; the order is the first
+// Past proxy.MaxDenied distinct refused host:ports, the rest are counted in one entry; the order is the first
 // refusals'.
 func TestMaxDenied(t *testing.T) {
 	p, addr := startProxy(t, Config{Allow: allowList(t, "allowed.example:80")})
@@ -917,18 +928,18 @@ func TestMaxDenied(t *testing.T) {
 		}
 	}
 	host := func(i int) string { return "h" + strconv.Itoa(i) + ".example" }
-	for i := range MaxDenied + 5 {
+	for i := range proxy.MaxDenied + 5 {
 		refuse(host(i))
 	}
-	refuse(host(3))                // a listed one again: its count
-	refuse(host(MaxDenied + 1))    // an unlisted one again: the others' count
-	refuse(host(MaxDenied + 1000)) // a new one: the others' count
-	var want []Denial
-	for i := range MaxDenied {
-		want = append(want, Denial{host(i), 80, 1})
+	refuse(host(3))                      // a listed one again: its count
+	refuse(host(proxy.MaxDenied + 1))    // an unlisted one again: the others' count
+	refuse(host(proxy.MaxDenied + 1000)) // a new one: the others' count
+	var want []proxy.Denial
+	for i := range proxy.MaxDenied {
+		want = append(want, proxy.Denial{Host: host(i), Port: 80, Count: 1})
 	}
 	want[3].Count = 2
-	want = append(want, Denial{OtherHosts, 0, 7})
+	want = append(want, proxy.Denial{Host: proxy.OtherHosts, Port: 0, Count: 7})
 	if got := p.Denied(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Denied() = %v,\nwant %v", got, want)
 	}
@@ -937,12 +948,12 @@ func TestMaxDenied(t *testing.T) {
 	}
 }
 
-// An unspecified address is never dialled, even when an AllowList made by hand (not by ParsePattern, which
+// An unspecified address is never dialled, even when a proxy.AllowList made by hand (not by proxy.ParsePattern, which
 // refuses it) names it: on Linux it reaches the host's loopback.
 func TestUnspecifiedLiteralNeverDialled(t *testing.T) {
 	port := originHTTP(t, echo)
 	d := &dialLog{}
-	p, addr := startProxy(t, Config{Allow: AllowList{{Host: "0.0.0.0", Port: port}, {Host: "::", Port: port}}, Dial: d.dial})
+	p, addr := startProxy(t, Config{Allow: proxy.AllowList{{Host: "0.0.0.0", Port: port}, {Host: "::", Port: port}}, Dial: d.dial})
 	for _, host := range []string{"0.0.0.0", "[::]", "[::ffff:0.0.0.0]"} {
 		c := dial(t, addr)
 		if resp, body := c.get("http://" + host + ":" + strconv.Itoa(port) + "/"); resp.StatusCode != http.StatusForbidden {
