@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentbash/agentbash/pkg/run"
 )
@@ -148,5 +150,149 @@ func TestDeclareLines(t *testing.T) {
 	}
 	if got, _ := parseDeclares("declare -- NL=\"a\ndeclare -- FAKE=1\nb\"\n"); len(got) != 1 || got[0].Name != "NL" || got[0].value != "a\ndeclare -- FAKE=1\nb" {
 		t.Errorf("a value over several lines: %+v", got)
+	}
+}
+
+// What a command (or anyone) puts in place of a session's directory or files is never followed out of
+// the store, never read without end, never waited on: a symbolic link as the session's directory (a
+// project's), state.json made a link to /dev/zero or a FIFO, the lock file made a link to another file.
+// Each is an error naming the file, the file pointed to is left as it was, and `session rm` removes
+// nothing through the link.
+func TestForeignFilesRefused(t *testing.T) {
+	project := func(t *testing.T) (string, func()) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("code"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir, func() {
+			t.Helper()
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != 1 || entries[0].Name() != "main.go" {
+				t.Errorf("the project behind the link holds %v, want main.go alone", entries)
+			}
+		}
+	}
+	lockFor := func(s Store) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		l, err := s.Acquire(ctx, "s")
+		if err == nil {
+			l.Release()
+		}
+		return err
+	}
+	t.Run("directory link", func(t *testing.T) {
+		s := newStore(t)
+		dir, check := project(t)
+		if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(dir, filepath.Join(s.Dir, "s")); err != nil {
+			t.Fatal(err)
+		}
+		if err := lockFor(s); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Acquire: %v, want the link refused", err)
+		}
+		if _, err := s.Peek("s"); err == nil {
+			t.Error("Peek through a link succeeded")
+		}
+		if err := s.Remove("s", time.Second); err == nil {
+			t.Error("Remove through a link succeeded")
+		}
+		check()
+	})
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path string)
+		want string
+	}{
+		{"state link to /dev/zero", func(t *testing.T, p string) { mustSymlink(t, "/dev/zero", p) }, "symbolic link"},
+		{"state FIFO", func(t *testing.T, p string) { mustMkfifo(t, p) }, "named pipe"},
+		{"state too large", func(t *testing.T, p string) {
+			if err := os.Truncate(p, maxStateBytes+1); err != nil {
+				t.Fatal(err)
+			}
+		}, "larger than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			shell(t, s, "s", `export A=1`, Prelude{}, "")
+			path := filepath.Join(s.Dir, "s", stateFile)
+			if tc.name != "state too large" {
+				os.Remove(path)
+			}
+			tc.make(t, path)
+			if err := lockFor(s); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Acquire: %v, want %q", err, tc.want)
+			}
+			if _, err := readState(path); err == nil {
+				t.Error("readState succeeded")
+			}
+		})
+	}
+	t.Run("lock link", func(t *testing.T) {
+		s := newStore(t)
+		shell(t, s, "s", `export A=1`, Prelude{}, "")
+		precious := filepath.Join(t.TempDir(), "precious")
+		if err := os.WriteFile(precious, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		old := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+		if err := os.Chtimes(precious, old, old); err != nil {
+			t.Fatal(err)
+		}
+		lock := filepath.Join(s.Dir, "s", lockFile)
+		os.Remove(lock)
+		mustSymlink(t, precious, lock)
+		if err := lockFor(s); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Acquire: %v, want the link refused", err)
+		}
+		if info, err := os.Stat(precious); err != nil || !info.ModTime().Equal(old) {
+			t.Errorf("the file behind the lock's link was touched: %v %v", info.ModTime(), err)
+		}
+	})
+}
+
+// A command that puts something else in place of its dump (a link to /dev/zero, a directory) leaves the
+// session's state as it was, with a warning: its end never reads without end. (A FIFO there makes the
+// shell's own EXIT trap wait for a reader: the command's timeout ends that, as any command that waits.)
+func TestForeignDumpNotKept(t *testing.T) {
+	for _, replace := range []string{`ln -sf /dev/zero "$d"`, `rm -f "$d" && mkdir "$d"`} {
+		s := newStore(t)
+		shell(t, s, "s", `export A=1`, Prelude{}, "")
+		// The dump is the file the EXIT trap appends to; the command finds it there.
+		cmd := `d=$(trap -p EXIT | grep -o "[^ ']*/` + dumpFile + `" | head -n 1); export A=2; ` + replace
+		done := make(chan struct{})
+		var kept bool
+		var warning string
+		go func() {
+			defer close(done)
+			_, _, kept, warning = shell(t, s, "s", cmd, Prelude{}, "")
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the command's end never came", replace)
+		}
+		if kept || !strings.Contains(warning, "not saved") {
+			t.Errorf("%s: kept %v, warning %q", replace, kept, warning)
+		}
+		if out, _, _, _ := shell(t, s, "s", `echo "A=$A"`, Prelude{}, ""); !strings.Contains(out, "A=1") {
+			t.Errorf("%s: the state after: %q, want A=1 kept", replace, out)
+		}
+	}
+}
+
+func mustSymlink(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustMkfifo(t *testing.T, path string) {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

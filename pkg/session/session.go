@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/agentbash/agentbash/pkg/sandbox"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -127,7 +128,7 @@ func (s Store) Peek(name string) (*Lease, error) {
 		return nil, err
 	}
 	dir := s.path(name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ownDir(dir); err != nil {
 		return nil, fmt.Errorf("session %s: %w", name, err)
 	}
 	l := &Lease{Name: name, store: s, dir: dir}
@@ -258,10 +259,10 @@ func (s Store) lock(ctx context.Context, name string) (*Lease, error) {
 	dir := s.path(name)
 	delay := 2 * time.Millisecond
 	for {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		if err := ownDir(dir); err != nil {
 			return nil, fmt.Errorf("session %s: %w", name, err)
 		}
-		f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o600)
+		f, err := openRegular(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the directory was removed (session rm, or a lease of a session that kept nothing) meanwhile
 		}
@@ -410,8 +411,9 @@ func (l *Lease) Release() {
 		}
 		_ = os.Remove(l.dir)
 	case l.lock != nil:
-		now := time.Now()
-		_ = os.Chtimes(filepath.Join(l.dir, lockFile), now, now)
+		// Through the held descriptor: the name could have been made a link to another file meanwhile.
+		now := unix.NsecToTimeval(time.Now().UnixNano())
+		_ = unix.Futimes(int(l.lock.Fd()), []unix.Timeval{now, now})
 	}
 	l.unlock()
 	if l.key != "" {
@@ -452,7 +454,7 @@ func readState(path string) (stored, error) {
 func readStateFile(path string) (stored, []byte, error) {
 	var st stored
 	var key unix.Stat_t
-	if err := unix.Stat(path, &key); err != nil {
+	if err := unix.Lstat(path, &key); err != nil {
 		return st, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	key.Atim = unix.Timespec{} // reading it changes it
@@ -462,7 +464,7 @@ func readStateFile(path string) (stored, []byte, error) {
 	if ok && c.key == key {
 		return c.st, c.raw, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readRegular(path)
 	if err != nil {
 		return st, nil, err
 	}
@@ -488,6 +490,78 @@ type stateRead struct {
 	key unix.Stat_t
 	st  stored
 	raw []byte
+}
+
+// maxStateBytes bounds what a session reads of its state and of a command's dump: a larger file is an
+// error, not a read without end (a command of the session can put /dev/zero's link or a huge file there).
+const maxStateBytes = 64 << 20
+
+// ownDir makes the session directory dir (0700) when it is missing and checks that it is a directory of
+// its own: a symbolic link there (to a project, say) would have the session's files, and `session rm`'s
+// removal, land wherever it points.
+func ownDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory but a %s; remove it to start the session anew", dir, kind(fi.Mode()))
+	}
+	return nil
+}
+
+// openRegular opens the file at path of a session's directory with flag, never through a symbolic link
+// and never blocking (a FIFO put there), and checks that it is a regular file.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link; remove it", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s is not a regular file but a %s; remove it", path, kind(fi.Mode()))
+	}
+	return f, nil
+}
+
+// readRegular reads the regular file at path whole (openRegular), at most maxStateBytes of it.
+func readRegular(path string) ([]byte, error) {
+	f, err := openRegular(path, os.O_RDONLY)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxStateBytes+1))
+	if err == nil && len(b) > maxStateBytes {
+		err = fmt.Errorf("%s is larger than %d MiB", path, maxStateBytes>>20)
+	}
+	return b, err
+}
+
+// kind names what a file mode is, for an error.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "file"
 }
 
 // rewrite makes the file at path (0600) hold data, writing over what it held: no new file, no

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentbash/agentbash/pkg/sandbox"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/sandbox"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -863,7 +864,11 @@ func (l *Lease) Commit(endedByItself bool) (finalCwd string, kept bool, warning 
 	if l.unchanging {
 		st = *l.state
 	} else {
-		data, err := os.ReadFile(l.dump)
+		data, err := readRegular(l.dump)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+			// The command replaced its dump by something else (a link, a FIFO, a huge file).
+			return "", false, fmt.Sprintf("session %s: the state was not saved (%v); the session keeps the state it had", l.Name, err), nil
+		}
 		if err != nil {
 			return "", false, "", fmt.Errorf("session %s: read the state: %w", l.Name, err)
 		}
