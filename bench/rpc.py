@@ -6,14 +6,30 @@ random order; figures are medians of the rounds, ratios are of medians with thei
 the rounds).
   - rpc `true`, the client's request→response round trip, vs the client spawning `bash -c true`: budget ≤ 1.2×;
   - the same request in a session vs without one: budget ≤ 1.3×.
+In the same rounds, the floor of that architecture (bench/chain, built here as bench/run.sh builds agentbash): a Go
+server that relays each request over a socket pair to its reused Go supervisor, a child subreaper that starts
+`bash -c true` with os/exec, drains its pipe, waits and answers — two Go processes in the path and no work beside
+the hand-overs; its two rows (no budget) set the 1.2× budget beside it. --chain-variants adds that chain with the
+shell started by os.StartProcess, and its supervisor alone (the client talks to it: one Go process in the path).
 The peak RSS of a server that ran 1000 commands is bench/serve.py's (under bench/rss.py).
-    bench/rpc.py [--rounds N] [--warmup N] [--json FILE] AGENTBASH
+    bench/rpc.py [--rounds N] [--warmup N] [--json FILE] [--chain-variants] AGENTBASH
 """
-import argparse, json, os, shutil, statistics, tempfile
+import argparse, json, os, shutil, statistics, subprocess, tempfile
 
 from target import Rpc, interleaved, private_env, ratio_interval, spawner
 
 RPC_BUDGET, SESSION_BUDGET = 1.2, 1.3
+
+
+def build_chain(tmp):
+    """bench/chain built into tmp as bench/run.sh builds agentbash (static, its flags, then copied over itself)."""
+    exe = os.path.join(tmp, "chain")
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run(["go", "build", "-trimpath", "-ldflags=-s -w", "-o", exe, "./bench/chain"],
+                   cwd=os.path.dirname(here), env={**os.environ, "CGO_ENABLED": "0"}, check=True)
+    shutil.copy(exe, exe + ".copy")
+    os.replace(exe + ".copy", exe)
+    return exe
 
 
 def main():
@@ -21,6 +37,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=600)
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--json")
+    ap.add_argument("--chain-variants", action="store_true")
     ap.add_argument("agentbash")
     a = ap.parse_args()
     ab = os.path.abspath(a.agentbash)
@@ -28,11 +45,17 @@ def main():
     env = private_env(tmp)
     procs = []
     try:
+        chain = build_chain(tmp)
         procs.append(Rpc([ab, "rpc"], env, tmp))
         procs.append(Rpc([ab, "rpc"], env, tmp, {"session": "bench"}))
-        plain, session = procs
-        cases = {"rpc": plain.call, "rpc, session": session.call,
+        procs.append(Rpc([chain], env, tmp))
+        plain, session, floor = procs
+        cases = {"rpc": plain.call, "rpc, session": session.call, "chain": floor.call,
                  "bash -c true": spawner([shutil.which("bash"), "-c", "true"], env)}
+        if a.chain_variants:
+            procs.append(Rpc([chain, "-spawn", "start"], env, tmp))
+            procs.append(Rpc([chain, "supervisor", "-direct"], env, tmp))
+            cases["chain, os.StartProcess"], cases["chain's supervisor alone"] = procs[-2].call, procs[-1].call
         times = interleaved(cases, a.rounds, a.warmup)
     finally:
         for p in procs:
@@ -44,11 +67,19 @@ def main():
 
     def row(what, x, floor, budget):
         r, lo, hi = ratio_interval(times[x], times[floor])
-        rows.append(f"| {what} | {ms(x)} | {ms(floor)} | {r:.2f}× ({lo:.2f}–{hi:.2f}) | "
-                    f"≤ {budget}× ({'met' if r <= budget else 'NOT met'}) |")
+        ok = f"≤ {budget}× ({'met' if r <= budget else 'NOT met'})" if budget else "—"
+        rows.append(f"| {what} | {ms(x)} | {ms(floor)} | {r:.2f}× ({lo:.2f}–{hi:.2f}) | {ok} |")
 
     row("rpc `true`, request→response, vs the client spawning `bash -c true`", "rpc", "bash -c true", RPC_BUDGET)
     row("rpc `true` in a session vs without one", "rpc, session", "rpc", SESSION_BUDGET)
+    row("the chain floor (bench/chain: two Go processes relaying, no work) vs the client spawning `bash -c true`",
+        "chain", "bash -c true", None)
+    row("rpc `true` vs the chain floor", "rpc", "chain", None)
+    if a.chain_variants:
+        row("the chain, its shell started by os.StartProcess, vs by os/exec", "chain, os.StartProcess", "chain", None)
+        row("the chain's supervisor alone (one Go process) vs the client spawning `bash -c true`",
+            "chain's supervisor alone", "bash -c true", None)
+        row("the chain (two Go processes) vs its supervisor alone", "chain", "chain's supervisor alone", None)
     print(f"| figure ({a.rounds} rounds) | agentbash | floor | ratio (95 % interval) | budget |")
     print("|---|---|---|---|---|")
     print("\n".join(rows))

@@ -10,6 +10,9 @@
 #   rpc:        `true` in one long-lived `agentbash rpc`, the client's request→response round trip, against the
 #               client spawning `bash -c true` (posix_spawn, waited for): ≤ 1.2×; the same request in a session
 #               against without one: ≤ 1.3×; single requests and spawns interleaved round by round: bench/rpc.py
+#               in the same rounds, the architecture's floor (bench/chain: a Go server relaying to its reused Go
+#               supervisor, which starts bash -c true; the hops, no work) against the spawn, and rpc against it
+#               (informational)
 #   mcp:        `bash {"command":"true"}` through `agentbash mcp` under the official TypeScript SDK client (its
 #               default per-connection session), the callTool round trip, against the same Node process spawning
 #               `bash -c true`: ≤ 1.5×; a `--no-session` connection beside it: bench/mcp.py (bench/mcp.mjs)
