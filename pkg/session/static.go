@@ -43,6 +43,8 @@ func unchanging(command string, defined func(name string) bool) bool {
 			switch {
 			case !lit || defined(name) || bashNames[name] && !stateless[name]:
 				ok = false
+			case strings.HasPrefix(name, "-"):
+				ok = false // an option of what comes before: `time -- cd /` runs cd (the parser's name is --)
 			case len(n.Assigns) > 0 && bashNames[name]:
 				ok = false // assignments before a builtin stay in POSIX mode
 			case (name == ":" || name == "exit") && anyAssignLike(n.Args[1:]):
@@ -54,6 +56,9 @@ func unchanging(command string, defined func(name string) bool) bool {
 				if sideEffects[a.Name.Value] {
 					ok = false // undone, bash does not restore what setting them changed
 				}
+			}
+			if sideEffectArg(n.Args[1:]) {
+				ok = false // with set -k an argument NAME=value is an assignment too
 			}
 		case *syntax.FuncDecl, *syntax.ForClause, *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause,
 			*syntax.DeclClause, *syntax.CoprocClause, *syntax.TestClause, *syntax.TestDecl:
@@ -91,7 +96,24 @@ var harmlessOps = setOf("Q", "E", "a", "A", "U", "u", "L", "K", "k")
 // sideEffects are variables whose assignment before a command changes the shell for good: the temporary
 // POSIXLY_CORRECT turns expand_aliases off as it goes, GLOBIGNORE dotglob; the others to be safe.
 var sideEffects = setOf("POSIXLY_CORRECT", "GLOBIGNORE", "BASH_COMPAT", "BASH_XTRACEFD", "BASH_ARGV0",
-	"SHELLOPTS", "BASHOPTS", "OPTIND", "OPTERR")
+	"SHELLOPTS", "BASHOPTS", "OPTIND", "OPTERR", "ignoreeof")
+
+// sideEffectArg reports whether an argument starts as an assignment to one of [sideEffects] (NAME= or
+// NAME+=), which set -k makes an assignment before the command.
+func sideEffectArg(args []*syntax.Word) bool {
+	for _, w := range args {
+		if len(w.Parts) == 0 {
+			continue
+		}
+		if l, isLit := w.Parts[0].(*syntax.Lit); isLit {
+			name, _, found := strings.Cut(l.Value, "=")
+			if found && sideEffects[strings.TrimSuffix(name, "+")] {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // reserved are bash's reserved words: an alias of that name makes the command not unchanging.
 var reserved = setOf("if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until",
@@ -149,8 +171,8 @@ func oneField(w *syntax.Word) bool {
 		switch p := p.(type) {
 		case *syntax.SglQuoted:
 		case *syntax.Lit:
-			if strings.ContainsAny(p.Value, "*?[~") {
-				return false
+			if strings.ContainsAny(p.Value, "*?[~{") {
+				return false // a pattern, ~, or a brace expansion ({-v,x} is two words)
 			}
 		case *syntax.DblQuoted:
 			if p.Dollar {

@@ -39,6 +39,8 @@ func TestUnchanging(t *testing.T) {
 		`echo ${x@P}`, `[ -v 'a[i=1]' ]`, `test -R x`, `[ "$op" x ]`, `[ ! "$op" x ]`, `[ -n $x ]`, `[ -f x -a "$y" ]`,
 		`GLOBIGNORE=x ls`, `POSIXLY_CORRECT=1 ls`, `: X=1`, `exit a[i=1]=1`, `~ /`, `~-`, `$"ls"`, "ls # \\\ncd /",
 		"echo $(cat <<EOF\nEOF)\ncd /\nEOF\n)", "cat <<EOF\n\\\nEOF\ncd /\nEOF\n", "cat <<EOF\nE\\\nOF\ncd /\nEOF\n",
+		`time -- cd /`, `time -p -- cd /`, `! time -- eval X=1`, `test {-v,'a[i=5]'}`, `[ {-v,'a[i=5]'} ]`,
+		`ignoreeof=1 /bin/ls`, `ls ignoreeof=1`, `ls POSIXLY_CORRECT+=1`,
 	} {
 		if unchanging(c, defined) {
 			t.Errorf("%q: unchanging, want not", c)
@@ -62,6 +64,11 @@ func TestUnchangingAgreesWithBash(t *testing.T) {
 		{"", "echo $(cat <<EOF\nEOF)\ncd /\nEOF\n)"},
 		{"", "cat <<EOF\nE\\\nOF\ncd /\nEOF\n"},
 		{"", "ls # \\\ncd /"},
+		{"", "time -- cd /"},
+		{"", "time -p -- cd /"},
+		{"a=(); i=0", "test {-v,'a[i=5]'}"},
+		{"set -o ignoreeof", "ignoreeof=1 /bin/true"},
+		{"set -k -o ignoreeof", "/bin/true ignoreeof=1"},
 	} {
 		dir := t.TempDir()
 		prelude := "shopt -s expand_aliases\n" + c[0] + "\n__d() " + "{ " + dump + "; }\n__d >" + dir + "/before\ntrap '__d >" + dir + "/after' EXIT\n"
