@@ -22,6 +22,11 @@ type Normalized struct {
 	Command string // the command to run: outer whitespace trimmed, extracted stage(s) removed, all other bytes exactly as written
 	Head    int    // extracted head line limit, -1 when none
 	Tail    int    // extracted tail line limit, -1 when none
+	// Subshell is Command with what is left of the pipeline in a subshell, `( … )`, as a pipeline's
+	// stages run in bash: for a shell whose state outlives the command (a session), where `cd / | tail
+	// -5` must not change the directory. It is Command when nothing was extracted, and "" when the
+	// subshell form would not parse (then nothing is to be extracted for such a shell).
+	Subshell string
 }
 
 // Normalize trims the outer whitespace of command and, when its final pipeline ends in a `head` or `tail`
@@ -42,7 +47,7 @@ type Normalized struct {
 // words; or when the stage sits inside a subshell, a group or a command substitution.
 func Normalize(command string) Normalized {
 	src := Trim(command)
-	none := Normalized{Command: src, Head: -1, Tail: -1}
+	none := Normalized{Command: src, Head: -1, Tail: -1, Subshell: src}
 	// The parser takes a carriage return for a blank; bash does not (`tail -2\r` is an error there). A
 	// command with one is left alone rather than changed into something bash would read differently.
 	if strings.ContainsRune(src, '\r') || strings.HasSuffix(src, "\\\n") {
@@ -72,7 +77,17 @@ func Normalize(command string) Normalized {
 	if out != Trim(out) || strings.ContainsAny(out[max(0, len(out)-1):], "\v\f") || !verify(src, out) {
 		return none
 	}
-	return Normalized{Command: out, Head: c.head, Tail: c.tail}
+	n := Normalized{Command: out, Head: c.head, Tail: c.tail}
+	// The producer runs to the end of the text (a here-document's body, a trailing comment): the
+	// subshell closes on a line of its own after it, and opens on the producer's own line, so $LINENO and
+	// bash's `line N:` messages stay as written.
+	if k := int(c.keep.Pos().Offset()); k >= 0 && k <= start {
+		sub := out[:k] + "( " + out[k:] + "\n)"
+		if _, err := parse(sub, false); err == nil {
+			n.Subshell = sub
+		}
+	}
+	return n
 }
 
 // cut is one planned extraction: the bytes [start, end) of the source (start is the offset of the pipe

@@ -1,6 +1,8 @@
 package normalize
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -178,5 +180,59 @@ func TestNormalize(t *testing.T) {
 					tt.in, got.Command, got.Head, got.Tail, want, tt.head, tt.tail)
 			}
 		})
+	}
+}
+
+// Subshell keeps what is left of the pipeline in a subshell, as bash runs a pipeline's stages, and
+// everything before it (an `&&` chain's commands) in the shell itself.
+func TestSubshell(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`ls`, `ls`},
+		{`cd / | tail -n 5`, "( cd /\n)"},
+		{`cd src && make 2>&1 | tail -30`, "cd src && ( make 2>&1\n)"},
+		{"cat <<EOF | tail -5\nx\nEOF", "( cat <<EOF\nx\nEOF\n)"},
+		{`seq 10 | head -100 | tail -5`, "( seq 10\n)"},
+		{`{ cd /; x=1; } | tail -1`, "( { cd /; x=1; }\n)"},
+		{`make # build | tail -5`, `make # build | tail -5`},
+		{`x=1 | tail -3 # note`, "( x=1 # note\n)"},
+	} {
+		if got := Normalize(tc.in).Subshell; got != tc.want {
+			t.Errorf("Normalize(%q).Subshell = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, tt := range normalizeTests {
+		n := Normalize(tt.in)
+		if n.Head < 0 && n.Tail < 0 && n.Subshell != n.Command {
+			t.Errorf("%q: nothing extracted, Subshell %q differs from Command %q", tt.in, n.Subshell, n.Command)
+		}
+		if (n.Head >= 0 || n.Tail >= 0) && !strings.Contains(n.Subshell, "( ") {
+			t.Errorf("%q: extracted, Subshell %q", tt.in, n.Subshell)
+		}
+	}
+}
+
+// In a shell whose state outlives the command, the subshell form leaves the state as the command as
+// written does (bash runs each stage of a pipeline in a subshell): the cwd and variables after it.
+func TestSubshellKeepsStateAsBash(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	after := func(command string) string {
+		out, err := exec.Command("bash", "-c", command+"\necho \"cwd=$PWD x=$x y=$y\"").Output()
+		if err != nil {
+			t.Fatalf("%q: %v", command, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return lines[len(lines)-1]
+	}
+	for _, c := range []string{`cd / | tail -n 5`, `x=1 | tail -1`, `{ cd /; y=2; } | tail -1`,
+		`y=3 && cd / | head -n 2`, `cd /tmp && x=4 | tail -2`, `seq 3 | head -100 | tail -1`} {
+		n := Normalize(c)
+		if n.Head < 0 && n.Tail < 0 {
+			t.Fatalf("%q: nothing extracted", c)
+		}
+		if want, got := after(c), after(n.Subshell); got != want {
+			t.Errorf("%q: after the subshell form %q, as written %q", c, got, want)
+		}
 	}
 }

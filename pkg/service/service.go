@@ -306,6 +306,13 @@ func (s *Service) resolve(c request.Command, t *request.TaskOptions) request.Com
 	if !c.NoNormalize {
 		n := normalize.Normalize(command)
 		toRun = n.Command
+		if c.Session != "" {
+			// A session's shell outlives the command: what is left of the pipeline runs in a subshell, as
+			// bash runs a pipeline's stages (`cd / | tail -5` leaves the session where it was).
+			if toRun = n.Subshell; toRun == "" {
+				toRun, n.Head, n.Tail = normalize.Trim(command), -1, -1
+			}
+		}
 		if r.Head < 0 {
 			r.Head = n.Head
 		}
