@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -364,26 +363,26 @@ func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *P
 	// The first message opens the stream: a byte carrying the descriptors, then the start request, so the
 	// supervisor wakes once for both (a stream socket may take less than all of it: the rest follows).
 	// A reused supervisor gets the request alone.
-	var buf bytes.Buffer
+	var msg []byte
 	if !p.opened {
-		buf.WriteByte(0)
+		msg = append(msg, 0)
 	}
-	if err := json.NewEncoder(&buf).Encode(req); err != nil {
+	msg, err := req.appendJSON(msg)
+	if err != nil {
 		p.Close()
 		rn.end(false)
 		return nil, fmt.Errorf("supervisor: encode start request: %w", err)
 	}
 	p.mu.Lock()
 	var n int
-	var err error
 	if p.opened {
-		n, err = p.conn.Write(buf.Bytes())
+		n, err = p.conn.Write(msg)
 	} else {
 		p.opened = true
-		n, _, err = p.conn.WriteMsgUnix(buf.Bytes(), rights, nil)
-		if err == nil && n < buf.Len() {
+		n, _, err = p.conn.WriteMsgUnix(msg, rights, nil)
+		if err == nil && n < len(msg) {
 			var m int
-			m, err = p.conn.Write(buf.Bytes()[n:])
+			m, err = p.conn.Write(msg[n:])
 			n += m
 		}
 	}
