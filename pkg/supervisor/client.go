@@ -279,11 +279,15 @@ func warmClient() {
 	if clientWarmed.Swap(true) {
 		return
 	}
-	go func() {
-		var ev Event
-		_ = json.Unmarshal([]byte(`{"op":"done","outcome":{"Summary":{}},"summary":{}}`), &ev)
-		_ = result.Result{}.WriteJSON(io.Discard)
-	}()
+	go func() { _ = warmClientCodecs() }()
+}
+
+// warmClientCodecs is warmClient's work: what it returns is only for a test (a panic here would end the
+// client).
+func warmClientCodecs() error {
+	var ev Event
+	return errors.Join(json.Unmarshal([]byte(`{"op":"done","outcome":{"Summary":{}},"summary":{}}`), &ev),
+		result.Result{}.WriteJSON(io.Discard))
 }
 
 // errNotSent marks a start that failed before any of the start request reached the supervisor.

@@ -55,3 +55,11 @@ func TestRequestAppendJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmClientCodecs: what a client warms on a goroutine of its own decodes and encodes without an error
+// (nor a panic, which would end the client).
+func TestWarmClientCodecs(t *testing.T) {
+	if err := warmClientCodecs(); err != nil {
+		t.Fatal(err)
+	}
+}
