@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
 	"github.com/agentbash/agentbash/pkg/config"
 	"github.com/agentbash/agentbash/pkg/intercept"
 )
@@ -161,6 +164,135 @@ func TestFlagOutOfRange(t *testing.T) {
 			_, usage := errors.AsType[usageError](err)
 			if _, cfgErr := errors.AsType[configError](err); err != nil && (usage != tc.usage || cfgErr == tc.usage) {
 				t.Errorf("err = %#v, want a usage error: %v", err, tc.usage)
+			}
+		})
+	}
+}
+
+// unmarshalAll is how loadConfigWarn merged the sources before it decoded only the keys set: every key's
+// default in viper too, and UnmarshalExact of all of them. TestConfigDecodesOnlySetKeys holds the two equal.
+func unmarshalAll(t *testing.T, c *cobra.Command) config.Config {
+	t.Helper()
+	v := viper.New()
+	for key, value := range config.Defaults() {
+		v.SetDefault(key, value)
+	}
+	if file, err := configFile(c); err != nil {
+		t.Fatal(err)
+	} else if file != nil {
+		settings, err := file.Settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = v.MergeConfigMap(hexNames(settings))
+	}
+	settings, _, err := config.Environ(os.Environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = v.MergeConfigMap(hexNames(settings))
+	for name, key := range flagKeys {
+		if f := c.Flags().Lookup(name); f != nil {
+			_ = v.BindPFlag(key, f)
+		}
+	}
+	var cfg config.Config
+	if err := v.UnmarshalExact(&cfg, strictDecoding); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestConfigDecodesOnlySetKeys: the defaults with the keys a source set decoded on their own are exactly
+// what viper's UnmarshalExact of every key gave (nil and empty lists and maps alike), for every kind of key
+// from each source and from several at once, and every key alone from the file, the environment and its
+// flag.
+func TestConfigDecodesOnlySetKeys(t *testing.T) {
+	type source struct {
+		name string
+		file string
+		env  []string
+		args []string
+	}
+	cases := []source{
+		{"nothing", "", nil, nil},
+		{"empty file", "# nothing\n", nil, nil},
+		{"empty sections and lists", "shell:\ninterceptor: {tools: [], rules: []}\nsandbox: {writable: []}\n", nil, nil},
+		{"empty map", "shell: {env: {}}\n", []string{"AGENTBASH_TIMEOUT=3"}, nil},
+		{"every kind", `timeout: 7
+maxBytes: 1e3
+killGrace: 2.5
+format: text
+session: s
+target: local
+targets: {allowed: [ssh://h]}
+shell: {path: /bin/sh, prefix: nice, wrapper: [nice, -n, "1"], snapshot: false, env: {A: "1", b.c: x, Z: }}
+artifacts: {dir: ~/art, maxBytes: 0x100}
+interceptor: {enabled: true, tools: [read], defaultRules: false, rules: [{pattern: '^x', flags: i, tool: t, message: m}]}
+result: {nonZeroExit: report}
+tasks: {dir: /t, maxLifetime: 5}
+mcp: {maxBytes: 100}
+sandbox: {mode: workspace-write, network: proxy, writable: [/w], denyRead: [], cacheDirs: [/c], allowHosts: ["h:1"]}
+`, nil, nil},
+		{"file, variables and flags", "timeout: 7\nshell: {env: {A: f, B: f}}\ninterceptor: {tools: [read]}\n",
+			[]string{"AGENTBASH_SHELL_ENV=B=e,C=e", "AGENTBASH_TIMEOUT=8", "AGENTBASH_SHELL_WRAPPER=nice -n 2",
+				"AGENTBASH_SANDBOX_WRITABLE=/a b,/c", `AGENTBASH_INTERCEPTOR_RULES=[{"pattern": "^y", "tool": "u"}]`},
+			[]string{"--timeout", "9.5", "--tools", "grep,find", "--wrapper", "ionice 'a b'", "--max-bytes", "77",
+				"--artifact-max-bytes", "99", "--intercept", "--sandbox", "workspace-write", "--sandbox-writable", "/x",
+				"--sandbox-writable", "/y,z", "--sandbox-network", "proxy", "--sandbox-allow-host", "h:1", "--format", "json",
+				"--shell", "/bin/bash", "--prefix", "set -e;", "--artifact-dir", "/d", "--kill-grace", "1",
+				"--non-zero-exit", "report", "--task-dir", "/t", "--session", "", "--target", "local"}},
+		{"flags as the defaults", "", nil, []string{"--timeout", "30", "--format", "auto", "--wrapper", "", "--tools", ""}},
+	}
+	for _, key := range config.Keys() {
+		value := map[string]string{"float64": "3", "int": "5", "int64": "6", "bool": "false", "string": "x"}
+		fv, _ := new(config.Default()).Setting(key)
+		text, ok := value[fv.Kind().String()]
+		if !ok {
+			continue // lists, maps and rules: above
+		}
+		switch key {
+		case "format":
+			text = "json"
+		case "result.nonZeroExit":
+			text = "report"
+		case "sandbox.mode":
+			text = "read-only"
+		case "sandbox.network", "target":
+			text = map[string]string{"sandbox.network": "on", "target": "local"}[key]
+		}
+		file := key + ": " + text + "\n"
+		if section, name, ok := strings.Cut(key, "."); ok {
+			file = section + ":\n  " + name + ": " + text + "\n"
+		}
+		cases = append(cases, source{key + " in the file", file, nil, nil},
+			source{key + " in the environment", "", []string{config.EnvName(key) + "=" + text}, nil})
+		for name, k := range flagKeys {
+			if k == key {
+				args := []string{"--" + name, text}
+				if key == "sandbox.network" {
+					args = append(args, "--sandbox", "read-only") // a network flag needs a mode
+				}
+				cases = append(cases, source{key + " by flag", "", nil, args})
+			}
+		}
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				args = append([]string{"--config", writeConfig(t, tc.file)}, args...)
+			}
+			cfg, _, err := loadRun(t, tc.env, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCmd, _, _ := newRootCmd(BuildInfo{}, IO{}).Find([]string{"run"})
+			if err := runCmd.ParseFlags(args); err != nil {
+				t.Fatal(err)
+			}
+			if want := unmarshalAll(t, runCmd); !reflect.DeepEqual(cfg, want) {
+				t.Errorf("got\n%#v\nwant\n%#v", cfg, want)
 			}
 		})
 	}

@@ -84,7 +84,8 @@ func execute(ctx context.Context, root *cobra.Command, ios IO, args []string) in
 	return exitStatus(err, ios.Err)
 }
 
-// newRootCmd builds the command tree: the root with subs, or with every command when subs is empty.
+// newRootCmd builds the command tree: the root with subs, or with every command and their completions
+// when subs is empty.
 func newRootCmd(info BuildInfo, ios IO, subs ...*cobra.Command) *cobra.Command {
 	target.Version = info.resolved().Version // the version a target runs, and its handshake names
 	root := &cobra.Command{
@@ -104,13 +105,16 @@ person can read (text). See 'agentbash run --help'.`,
 	root.SetErr(ios.Err)
 	root.PersistentFlags().String("config", "", "config file (default $XDG_CONFIG_HOME/agentbash/config.yaml; env AGENTBASH_CONFIG)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err: flagError(err), cmd: c.CommandPath()} })
-	if len(subs) == 0 {
+	whole := len(subs) == 0
+	if whole {
 		for _, c := range commands {
 			subs = append(subs, c.build(info, ios))
 		}
 	}
 	root.AddCommand(subs...)
-	registerCompletions(root)
+	if whole { // a completion request (__complete) gets the whole tree: a tree of one command never answers one
+		registerCompletions(root)
+	}
 	return root
 }
 

@@ -190,15 +190,18 @@ func (f *File) Settings() (map[string]any, error) {
 // out as [File.Settings]'. The error joins one *ValueError per bad variable, each naming it; the warnings
 // say which AGENTBASH_* variables are no key, with the closest key when one is close.
 func Environ(environ []string) (settings map[string]any, warnings []string, err error) {
-	known := map[string]string{} // variable → key
-	for _, k := range Keys() {
-		known[EnvName(k)] = k
-	}
+	var known map[string]string // variable → key; made at the first AGENTBASH_* variable
 	values := map[string]string{}
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, EnvPrefix) || val == "" || slices.Contains(notKeys, name) {
 			continue
+		}
+		if known == nil {
+			known = map[string]string{}
+			for _, k := range Keys() {
+				known[EnvName(k)] = k
+			}
 		}
 		if _, ok := known[name]; !ok {
 			warnings = append(warnings, unknownVariable(name, slices.Collect(maps.Keys(known))))
@@ -675,6 +678,16 @@ func fieldByTag(v reflect.Value, name string) (reflect.Value, bool) {
 		}
 	}
 	return reflect.Value{}, false
+}
+
+// Setting is the setting of the dotted key in c ("artifacts.maxBytes"), settable; false when key is no
+// setting (a section, or no key at all).
+func (c *Config) Setting(key string) (reflect.Value, bool) {
+	f, ok := field(reflect.ValueOf(c).Elem(), key)
+	if !ok || f.Kind() == reflect.Struct {
+		return reflect.Value{}, false
+	}
+	return f, true
 }
 
 // field is the setting of the dotted key in the Config v.

@@ -616,11 +616,13 @@ func handleSignals(r *requests) {
 }
 
 // warmCodecs encodes and decodes the protocol's messages once, so the reflection encoding/json does on a
-// type's first use is not paid by the run (a spare supervisor does it while it waits).
+// type's first use is not paid by the run (a spare supervisor does it while it waits). The start request
+// is one as a client writes it: its spec is read without reflection (run.Spec.UnmarshalJSON).
 func warmCodecs() {
 	_ = json.NewEncoder(io.Discard).Encode(Event{Op: OpDone, Outcome: &run.Outcome{}, Summary: &sink.Summary{}})
 	var req Request
-	_ = json.Unmarshal([]byte(`{"op":"start","spec":{"command":"","env":[],"output":{},"task":{}}}`), &req)
+	b, _ := Request{Op: OpStart, Spec: &run.Spec{Env: run.RawList{}, Task: &run.Task{}}}.appendJSON(nil)
+	_ = json.Unmarshal(b, &req)
 }
 
 // receiveFiles reads the one-byte message that opens the stream and the descriptors it carries: none, or

@@ -1,0 +1,57 @@
+package supervisor
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// appendJSON appends r as a json.Encoder writes it (HTML escaped, a newline after it), byte for byte (a
+// test holds the two equal), without encoding/json: a start request is the first thing a run's client
+// encodes, on its way to the supervisor, and encoding/json's first use of a type (even with the spec's
+// own run.Spec.MarshalJSON) was a tenth of a millisecond of it.
+func (r Request) appendJSON(b []byte) ([]byte, error) {
+	start := len(b)
+	b = append(b, `{"op":`...)
+	b, err := appendString(b, r.Op)
+	if err != nil {
+		return nil, err
+	}
+	if r.Spec != nil {
+		spec, err := r.Spec.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"spec":`...), spec...)
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"stdin", r.Stdin}, {"live", r.Live}, {"reuse", r.Reuse}, {"quiet", r.Quiet}} {
+		if f.set {
+			b = append(append(append(b, ',', '"'), f.name...), `":true`...)
+		}
+	}
+	if r.KillGrace != nil {
+		b = strconv.AppendInt(append(b, `,"killGrace":`...), int64(*r.KillGrace), 10)
+	}
+	b = append(b, '}')
+	if bytes.ContainsAny(b[start:], "<>&\u2028\u2029") { // inside strings: escaped as encoding/json does
+		var escaped bytes.Buffer
+		json.HTMLEscape(&escaped, b[start:])
+		b = append(b[:start], escaped.Bytes()...)
+	}
+	return append(b, '\n'), nil
+}
+
+// appendString appends s as a JSON string: between quotes when it is printable ASCII with nothing to
+// escape (an Op), else as encoding/json writes it.
+func appendString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, err := json.Marshal(s)
+			return append(b, q...), err
+		}
+	}
+	return append(append(append(b, '"'), s...), '"'), nil
+}
