@@ -54,11 +54,10 @@ var prepare = sync.OnceFunc(func() {
 	becomeSubreaper()
 })
 
-// reserve reserves spare threads (reserveThreads), once per process, after its first shell started: that
-// takes a few milliseconds of waiting for the runtime to hand each blocked thread's processor on, which
-// the command's start must not wait for, and the threads held meanwhile must not be the ones the start
-// needs (under a small process limit the fork of the shell then failed). A fork bomb needs far longer to
-// reach a limit that binds than the shell takes to start.
+// reserve reserves spare threads (reserveThreads), once per process, after its first shell started, in
+// the background: the command's start does not wait for their creation, and the threads held meanwhile
+// must not be the ones the start needs (under a small process limit the fork of the shell then failed). A
+// fork bomb needs far longer to reach a limit that binds than the shell takes to start.
 var reserve = sync.OnceFunc(reserveThreads)
 
 // CloseInheritedDescriptors makes sure that the processes this one starts see only the descriptors they

@@ -8,10 +8,10 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -130,26 +130,36 @@ func reap(pids []int, shell int) {
 // reserveThreads makes the Go runtime start spare OS threads while it still can. A fork bomb that
 // exhausts the user's process limit (RLIMIT_NPROC counts threads) would otherwise make the runtime's
 // thread creation fail in the middle of the kill, which aborts agentbash and leaves the bomb running.
-// The runtime keeps idle threads for reuse. Root and unlimited users skip this (the limit does not bind).
+// Root and unlimited users skip this (the limit does not bind).
 func reserveThreads() {
 	var lim unix.Rlimit
 	if os.Geteuid() == 0 || unix.Getrlimit(unix.RLIMIT_NPROC, &lim) != nil || lim.Cur == unix.RLIM_INFINITY {
 		return
 	}
-	const n = 8
-	var fds [2]int
-	if unix.Pipe2(fds[:], unix.O_CLOEXEC) != nil {
-		return
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	spareThreads(8)
+}
+
+// spareThreads has the runtime hold n more OS threads, idle, for later. Each of n goroutines locks itself
+// to its thread and waits until all are locked, so no two share one; once they unlock, the threads stay
+// with the runtime, idle, for reuse. A locked goroutine that waits hands its processor on at once, so the
+// rest of the process runs meanwhile. (Goroutines blocked in a raw read, with a 5 ms sleep to let the
+// runtime's monitor take their processors back, held up the run's notice of the command's end: 7 ms
+// more for a sandboxed run as uid 65534; docs/benchmarks.md, "issue 23: the sandbox as uid 65534".)
+func spareThreads(n int) {
+	var locked sync.WaitGroup
+	locked.Add(n)
+	release := make(chan struct{})
 	var wg sync.WaitGroup
 	for range n {
-		// Each reader blocks in a raw read, holding its thread; the scheduler gives the others new ones.
-		wg.Go(func() { _, _ = unix.Read(fds[0], make([]byte, 1)) })
+		wg.Go(func() {
+			runtime.LockOSThread()
+			locked.Done()
+			<-release
+			runtime.UnlockOSThread() // not exited while locked: that would end the thread
+		})
 	}
-	time.Sleep(5 * time.Millisecond)
-	_, _ = unix.Write(fds[1], make([]byte, n))
+	locked.Wait()
+	close(release)
 	wg.Wait()
 }
 
