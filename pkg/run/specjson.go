@@ -83,6 +83,10 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// AppendString appends s as encoding/json writes a string, without HTML escaping: between quotes when it
+// is plain (printable ASCII with nothing to escape), else through encoding/json.
+func AppendString(b []byte, s string) ([]byte, error) { return appendValue(b, s) }
+
 // appendValue appends encoding/json's encoding of v to b, without HTML escaping; a plain string (see
 // plain) is itself between quotes.
 func appendValue(b []byte, v any) ([]byte, error) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // appendJSON appends r as a json.Encoder writes it (HTML escaped, a newline after it), byte for byte (a
@@ -13,7 +15,7 @@ import (
 func (r Request) appendJSON(b []byte) ([]byte, error) {
 	start := len(b)
 	b = append(b, `{"op":`...)
-	b, err := appendString(b, r.Op)
+	b, err := run.AppendString(b, r.Op) // HTML-escaped with the rest, below
 	if err != nil {
 		return nil, err
 	}
@@ -42,16 +44,4 @@ func (r Request) appendJSON(b []byte) ([]byte, error) {
 		b = append(b[:start], escaped.Bytes()...)
 	}
 	return append(b, '\n'), nil
-}
-
-// appendString appends s as a JSON string: between quotes when it is printable ASCII with nothing to
-// escape (an Op), else as encoding/json writes it.
-func appendString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, err := json.Marshal(s)
-			return append(b, q...), err
-		}
-	}
-	return append(append(append(b, '"'), s...), '"'), nil
 }
