@@ -262,7 +262,7 @@ func (s Store) lock(ctx context.Context, name string) (*Lease, error) {
 		if err := ownDir(dir); err != nil {
 			return nil, fmt.Errorf("session %s: %w", name, err)
 		}
-		f, err := openRegular(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
+		f, _, err := openRegular(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // the directory was removed (session rm, or a lease of a session that kept nothing) meanwhile
 		}
@@ -513,29 +513,30 @@ func ownDir(dir string) error {
 	return nil
 }
 
-// openRegular opens the file at path of a session's directory with flag, never through a symbolic link
-// and never blocking (a FIFO put there), and checks that it is a regular file.
-func openRegular(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
+// openRegular opens the file at path of a session's directory with flag (0600 when it creates it), never
+// through a symbolic link and never blocking (a FIFO put there), and checks that it is a regular file;
+// fi is what it found.
+func openRegular(path string, flag int) (f *os.File, fi fs.FileInfo, err error) {
+	f, err = os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, fmt.Errorf("%s is a symbolic link; remove it", path)
+		return nil, nil, fmt.Errorf("%s is a symbolic link; remove it", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return nil, fmt.Errorf("%s is not a regular file but a %s; remove it", path, kind(fi.Mode()))
+		return nil, nil, fmt.Errorf("%s is not a regular file but a %s; remove it", path, kind(fi.Mode()))
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // readRegular reads the regular file at path whole (openRegular), at most maxStateBytes of it.
 func readRegular(path string) ([]byte, error) {
-	f, err := openRegular(path, os.O_RDONLY)
+	f, _, err := openRegular(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -568,17 +569,7 @@ func kind(m fs.FileMode) string {
 // truncation to zero (each makes ext4 do work a command in a session would wait for). data is not empty.
 // A path that is not a regular file (a command of the session put something else there) is replaced.
 func rewrite(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0o600)
-	var size int64
-	if err == nil {
-		info, serr := f.Stat()
-		if serr != nil || !info.Mode().IsRegular() {
-			f.Close()
-			err = errors.New("not a regular file")
-		} else {
-			size = info.Size()
-		}
-	}
+	f, fi, err := openRegular(path, os.O_WRONLY|os.O_CREATE)
 	if err != nil {
 		if rerr := os.RemoveAll(path); rerr != nil {
 			return rerr
@@ -586,7 +577,7 @@ func rewrite(path string, data []byte) error {
 		return os.WriteFile(path, data, 0o600)
 	}
 	_, err = f.WriteAt(data, 0)
-	if err == nil && size > int64(len(data)) {
+	if size := fi.Size(); err == nil && size > int64(len(data)) {
 		err = f.Truncate(int64(len(data)))
 	}
 	return errors.Join(err, f.Close())
