@@ -9,8 +9,12 @@ the rounds).
 In the same rounds, the floor of that architecture (bench/chain, built here as bench/run.sh builds agentbash): a Go
 server that relays each request over a socket pair to its reused Go supervisor, a child subreaper that starts
 `bash -c true` with os/exec, drains its pipe, waits and answers — two Go processes in the path and no work beside
-the hand-overs; its two rows (no budget) set the 1.2× budget beside it. --chain-variants adds that chain with the
-shell started by os.StartProcess, and its supervisor alone (the client talks to it: one Go process in the path).
+the hand-overs; its two rows (no budget) set the 1.2× budget beside it. The same chain with `-layers` gives the
+shell the environment agentbash gives every command (run.NonInteractiveEnv, some fifty variables over the
+inherited ones, reference §3.7), which bash is slower to start with: that chain is the floor of what the
+budget asks for, with nothing of agentbash's own work but what the shell is handed. --chain-variants adds the
+chain with the shell started by os.StartProcess, and its supervisor alone (the client talks to it: one Go
+process in the path).
 The peak RSS of a server that ran 1000 commands is bench/serve.py's (under bench/rss.py).
     bench/rpc.py [--rounds N] [--warmup N] [--json FILE] [--chain-variants] AGENTBASH
 """
@@ -49,8 +53,9 @@ def main():
         procs.append(Rpc([ab, "rpc"], env, tmp))
         procs.append(Rpc([ab, "rpc"], env, tmp, {"session": "bench"}))
         procs.append(Rpc([chain], env, tmp))
-        plain, session, floor = procs
-        cases = {"rpc": plain.call, "rpc, session": session.call, "chain": floor.call,
+        procs.append(Rpc([chain, "-layers"], env, tmp))
+        plain, session, floor, layered = procs
+        cases = {"rpc": plain.call, "rpc, session": session.call, "chain": floor.call, "chain, layers": layered.call,
                  "bash -c true": spawner([shutil.which("bash"), "-c", "true"], env)}
         if a.chain_variants:
             procs.append(Rpc([chain, "-spawn", "start"], env, tmp))
@@ -74,7 +79,10 @@ def main():
     row("rpc `true` in a session vs without one", "rpc, session", "rpc", SESSION_BUDGET)
     row("the chain floor (bench/chain: two Go processes relaying, no work) vs the client spawning `bash -c true`",
         "chain", "bash -c true", None)
+    row("the chain with the shell's environment layers (`chain -layers`) vs the client spawning `bash -c true`",
+        "chain, layers", "bash -c true", None)
     row("rpc `true` vs the chain floor", "rpc", "chain", None)
+    row("rpc `true` vs the chain with the environment layers", "rpc", "chain, layers", None)
     if a.chain_variants:
         row("the chain, its shell started by os.StartProcess, vs by os/exec", "chain, os.StartProcess", "chain", None)
         row("the chain's supervisor alone (one Go process) vs the client spawning `bash -c true`",

@@ -14,7 +14,10 @@
 //	chain supervisor -direct         the supervisor alone, talking to the client on stdin and stdout in the
 //	                                 server's protocol: one Go process in the path instead of two
 //
-// -spawn exec starts the shell with os/exec, as agentbash does; -spawn start with os.StartProcess. The shell
+// -spawn exec starts the shell with os/exec, as agentbash does; -spawn start with os.StartProcess. -layers
+// (server or supervisor) gives the shell the environment layers agentbash gives every command
+// (run.NonInteractiveEnv, docs/reference.md §3.7) over the inherited environment: some fifty variables more,
+// which bash takes measurably longer to start with (docs/benchmarks.md). The shell
 // gets /dev/null as stdin, one pipe as stdout and stderr (drained until EOF) and a process group of its own.
 // Both processes run on one Go processor, as agentbash's rpc server and its supervisor's plain runs do.
 // Linux only (the subreaper).
@@ -33,6 +36,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/pkg/run"
 )
 
 // request is a client's line, and also the server's start message to its supervisor.
@@ -67,13 +72,18 @@ func main() {
 	fs := flag.NewFlagSet("chain "+role, flag.ExitOnError)
 	spawn := fs.String("spawn", "exec", "how the supervisor starts the shell: exec (os/exec) or start (os.StartProcess)")
 	direct := fs.Bool("direct", false, "supervisor: serve the client on stdin and stdout, with no server before it")
+	layers := fs.Bool("layers", false, "give the shell agentbash's environment layers (run.NonInteractiveEnv)")
 	_ = fs.Parse(args)
 	if *spawn != "exec" && *spawn != "start" {
 		fail(fmt.Errorf("-spawn %q: want exec or start", *spawn))
 	}
+	shellEnv = os.Environ()
+	if *layers {
+		shellEnv = run.Environ(shellEnv, run.NonInteractiveEnv)
+	}
 	var err error
 	if role == "server" {
-		err = server(*spawn)
+		err = server(*spawn, *layers)
 	} else {
 		err = supervisor(*spawn, *direct)
 	}
@@ -89,7 +99,7 @@ func fail(err error) {
 
 // server starts the supervisor with one end of a socket pair as its descriptor 3 and relays each request
 // to it and its done message back as a response, until stdin ends.
-func server(spawn string) error {
+func server(spawn string, layers bool) error {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -102,6 +112,9 @@ func server(spawn string) error {
 	}
 	defer c.Close()
 	sup := exec.Command("/proc/self/exe", "supervisor", "-spawn", spawn)
+	if layers {
+		sup.Args = append(sup.Args, "-layers")
+	}
 	sup.ExtraFiles = []*os.File{theirs}
 	sup.Stderr = os.Stderr
 	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -219,7 +232,7 @@ func startShell(spawn, command string, out *os.File) (func() (*os.ProcessState, 
 	sys := &syscall.SysProcAttr{Setpgid: true}
 	if spawn == "exec" {
 		cmd := exec.Command(bashPath(), "-c", command) // Stdin nil: os/exec opens /dev/null
-		cmd.Env = os.Environ()                         // as agentbash gives it (os/exec checks it for duplicates)
+		cmd.Env = shellEnv                             // as agentbash gives it (os/exec checks it for duplicates)
 		cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = out, out, sys
 		if err := cmd.Start(); err != nil {
 			return nil, err
@@ -232,12 +245,15 @@ func startShell(spawn, command string, out *os.File) (func() (*os.ProcessState, 
 	}
 	defer null.Close()
 	p, err := os.StartProcess(bashPath(), []string{"bash", "-c", command},
-		&os.ProcAttr{Env: os.Environ(), Files: []*os.File{null, out, out}, Sys: sys})
+		&os.ProcAttr{Env: shellEnv, Files: []*os.File{null, out, out}, Sys: sys})
 	if err != nil {
 		return nil, err
 	}
 	return p.Wait, nil
 }
+
+// shellEnv is the shell's environment: this process's, with -layers agentbash's layers over it.
+var shellEnv []string
 
 var bashFound string
 

@@ -66,3 +66,31 @@ func TestChain(t *testing.T) {
 		})
 	}
 }
+
+// With -layers the shell sees agentbash's environment layers (one of them, PAGER=cat, is checked), without
+// it the inherited environment; through the server and through the supervisor alone.
+func TestLayers(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"-layers"}, 0},
+		{[]string{"supervisor", "-direct", "-layers"}, 0},
+		{nil, 1},
+	} {
+		cmd := exec.Command(os.Args[0], tc.args...)
+		cmd.Env = append(os.Environ(), "CHAIN_TEST_ROLE=server", "PAGER=less")
+		cmd.Stdin, cmd.Stderr = strings.NewReader(`{"id":1,"command":"test \"$PAGER\" = cat"}`+"\n"), os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%v: %v (output %q)", tc.args, err, out)
+		}
+		var resp response
+		if err := json.Unmarshal(out, &resp); err != nil || resp.Data.Details.ExitCode != tc.code {
+			t.Errorf("%v: response %q (%v), want exit code %d", tc.args, out, err, tc.code)
+		}
+	}
+}

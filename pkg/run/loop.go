@@ -229,11 +229,10 @@ func outputEnds(con *console.Console) (outputReader, *os.File, error) {
 		}
 		return fileReader{r}, con.Terminal(), nil
 	}
-	r, w, err := os.Pipe()
+	r, w, err := outputPipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("create output pipe: %w", err)
 	}
-	growPipe(r)
 	return newPipeReader(r), w, nil
 }
 

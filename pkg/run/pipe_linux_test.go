@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The run's behaviours with the output pipe read directly (off the runtime's poller) from the first read
@@ -130,5 +133,64 @@ func TestPipeReaderDirect(t *testing.T) {
 	}
 	if err := p.SetReadDeadline(time.Now()); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("deadline after close: %v", err)
+	}
+}
+
+// The output pipe's read end is on the runtime's poller (a deadline works), its write end is a blocking
+// descriptor off it (the shell gets it as is), both close on exec, and the pipe holds pipeBytes where the
+// system allows that.
+func TestOutputPipe(t *testing.T) {
+	r, w, err := outputPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if err := r.SetReadDeadline(time.Now().Add(10 * time.Millisecond)); err != nil {
+		t.Errorf("read end: SetReadDeadline: %v (want it on the poller)", err)
+	}
+	if _, err := r.Read(make([]byte, 1)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("read end: empty pipe read: %v, want the deadline", err)
+	}
+	if err := w.SetWriteDeadline(time.Now()); !errors.Is(err, os.ErrNoDeadline) {
+		t.Errorf("write end: SetWriteDeadline: %v, want os.ErrNoDeadline (off the poller)", err)
+	}
+	fcntl := func(f *os.File, cmd int) int { // through SyscallConn: Fd would make the read end blocking
+		t.Helper()
+		rc, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := -1
+		if err := rc.Control(func(fd uintptr) { v, err = unix.FcntlInt(fd, cmd, 0) }); err != nil || v < 0 {
+			t.Fatalf("%s: fcntl %d: %v", f.Name(), cmd, err)
+		}
+		return v
+	}
+	for _, end := range []*os.File{r, w} {
+		if fcntl(end, unix.F_GETFD)&unix.FD_CLOEXEC == 0 {
+			t.Errorf("%s: not close-on-exec", end.Name())
+		}
+	}
+	if fcntl(w, unix.F_GETFL)&unix.O_NONBLOCK != 0 {
+		t.Errorf("write end: O_NONBLOCK set, want a blocking descriptor for the shell")
+	}
+	max := pipeBytes
+	if b, err := os.ReadFile("/proc/sys/fs/pipe-max-size"); err == nil && os.Geteuid() != 0 {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n < max {
+			max = 0 // a plain user may not grow it past pipe-max-size: the default is kept
+		}
+	}
+	if size := fcntl(r, unix.F_GETPIPE_SZ); size < max {
+		t.Errorf("pipe holds %d bytes, want %d", size, pipeBytes)
+	}
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	_ = r.SetReadDeadline(time.Time{})
+	b, err := io.ReadAll(r)
+	if err != nil || string(b) != "x" {
+		t.Errorf("read %q, %v; want \"x\"", b, err)
 	}
 }

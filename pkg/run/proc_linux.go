@@ -180,12 +180,25 @@ func Childless() bool {
 	return errors.Is(err, unix.ECHILD)
 }
 
-// growPipe asks for a pipe of pipeBytes (F_SETPIPE_SZ); a refusal (a lower /proc/sys/fs/pipe-max-size, the
-// user's pipe quota) keeps the default.
-func growPipe(f *os.File) {
-	if rc, err := f.SyscallConn(); err == nil {
-		_ = rc.Control(func(fd uintptr) { _, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeBytes) })
+// outputPipe is the pipe of a command's output, grown to pipeBytes (F_SETPIPE_SZ; a refusal — a lower
+// /proc/sys/fs/pipe-max-size, the user's pipe quota — keeps the default): its read end on the
+// runtime's poller, its write end not. Only the shell writes to it (os/exec hands it over and the run
+// closes it here once the shell started), so a poller registration of it would be undone at once: os.Pipe
+// registers both ends and os/exec's Fd makes the write end blocking again, seven system calls more on
+// every run's path than this.
+func outputPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
 	}
+	if err := unix.SetNonblock(p[0], true); err != nil {
+		unix.Close(p[0])
+		unix.Close(p[1])
+		return nil, nil, os.NewSyscallError("fcntl", err)
+	}
+	_, _ = unix.FcntlInt(uintptr(p[0]), unix.F_SETPIPE_SZ, pipeBytes)
+	// os.NewFile puts a non-blocking descriptor on the poller, and leaves a blocking one off it.
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
 }
 
 // pipeHasData reports whether bytes wait to be read in the pipe f (FIONREAD, which Linux names TIOCINQ).

@@ -33,8 +33,8 @@ func hasChildren() bool          { return false }
 // Childless cannot tell here (no waitid with WNOWAIT for every child, no subreaper): it says false.
 func Childless() bool { return false }
 
-// growPipe is Linux-only (F_SETPIPE_SZ); elsewhere the pipe keeps its size.
-func growPipe(f *os.File) {}
+// outputPipe is the pipe of a command's output: os.Pipe, which keeps its size (F_SETPIPE_SZ is Linux's).
+func outputPipe() (r, w *os.File, err error) { return os.Pipe() }
 
 // pipeHasData cannot tell here: it says false.
 func pipeHasData(f *os.File) bool { return false }
