@@ -382,6 +382,15 @@ var wants = map[string]string{
 // start request starts from defaults (the server's run flags): a field it gives replaces the default.
 // The error is a *DecodeError, with the id when the line had one.
 func Decode(line []byte, defaults request.Command) (Message, error) {
+	if m, err, ok := decodeFlat(line, defaults); ok {
+		return m, err
+	}
+	return decodeJSON(line, defaults)
+}
+
+// decodeJSON is Decode through encoding/json, for every line: the line as a map first, to refuse a key the
+// type does not have and say what is wrong in words, then as the type's wire form.
+func decodeJSON(line []byte, defaults request.Command) (Message, error) {
 	var obj map[string]json.RawMessage
 	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return Message{}, &DecodeError{ID: null, Msg: "bad request: want a JSON object on one line"}

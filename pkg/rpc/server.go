@@ -507,18 +507,18 @@ func (l *loop) respondTask(c *call, r result.Result, err error) {
 
 // send writes v as one line. After a failed write nothing more is written, and the loop shuts down.
 func (l *loop) send(v any) {
-	b, err := marshal(v)
+	lb, err := encodeLine(v)
 	if err != nil {
 		l.logf("encode %T: %v", v, err)
 		return
 	}
-	b = append(b, '\n')
+	defer lb.free()
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if l.werr != nil {
 		return
 	}
-	if _, err := l.out.Write(b); err != nil {
+	if _, err := l.out.Write(lb.Bytes()); err != nil {
 		l.werr = err
 		close(l.broken)
 	}
