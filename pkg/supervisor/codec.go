@@ -23,7 +23,11 @@ type lines struct {
 	r *bufio.Reader
 }
 
-func newLines(r io.Reader) *lines { return &lines{r: bufio.NewReaderSize(r, 4096)} }
+// linesBuffer is the size of a lines' buffer: a start request with an agent's environment (a few KiB) fits,
+// as does a done event with a short text.
+const linesBuffer = 16 << 10
+
+func newLines(r io.Reader) *lines { return &lines{r: bufio.NewReaderSize(r, linesBuffer)} }
 
 // next returns the next line without its newline, valid until the following call; a last line without a
 // newline is a line, and io.EOF comes after it. As with json.Decoder, a line is as long as it is: a

@@ -302,7 +302,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // TestLines: lines reads each line without its newline, however the stream comes (a byte at a time),
 // one longer than its buffer whole, and a last line without a newline before io.EOF.
 func TestLines(t *testing.T) {
-	long := strings.Repeat("x", 10000)
+	long := strings.Repeat("x", 2*linesBuffer+100)
 	for _, r := range []func(string) io.Reader{
 		func(s string) io.Reader { return strings.NewReader(s) },
 		func(s string) io.Reader { return iotest.OneByteReader(strings.NewReader(s)) },
