@@ -109,18 +109,30 @@ func appendValue(b []byte, v any) ([]byte, error) {
 // to its shell. As with encoding/json, a field the text leaves out keeps its value.
 func (s *Spec) UnmarshalJSON(data []byte) error {
 	t := *s
-	if p := (specParser{data: data}); p.spec(&t) {
+	if p := (specParser{data: data}); p.spec(&t) && len(p.data) == 0 {
 		*s = t
 		return nil
 	}
 	return json.Unmarshal(data, (*specFields)(s))
 }
 
+// ParseSpec reads the spec at the start of data when it is one UnmarshalJSON reads itself, and returns it
+// with the rest of data; ok is false for anything else (and for a spec that needs unescaping), which the
+// caller then gives to encoding/json. A spec it reads is valid JSON and decodes as encoding/json decodes
+// it into a zero Spec: a supervisor reads the message a spec comes in by hand too (pkg/supervisor).
+func ParseSpec(data []byte) (s Spec, rest []byte, ok bool) {
+	p := specParser{data: data}
+	if !p.spec(&s) {
+		return Spec{}, data, false
+	}
+	return s, p.data, true
+}
+
 // specParser reads the text of a spec as MarshalJSON writes it; each method reports whether what it
 // wanted came next, and consumes it.
 type specParser struct{ data []byte }
 
-// spec reads a whole spec into t.
+// spec reads a spec into t, and leaves what follows it.
 func (p *specParser) spec(t *Spec) bool {
 	if !(p.lit(`{"command":`) && p.raw(&t.Command) && p.lit(`,"shell":`) && p.raw(&t.Shell) &&
 		p.lit(`,"dir":`) && p.raw(&t.Dir) && p.lit(`,"env":`) && p.list(&t.Env)) {
@@ -164,7 +176,7 @@ func (p *specParser) spec(t *Spec) bool {
 			t.Task = &task
 		}
 	}
-	if !p.lit(`}`) || len(p.data) > 0 || !fits(maxBytes, head, tail) {
+	if !p.lit(`}`) || !fits(maxBytes, head, tail) {
 		return false
 	}
 	t.Timeout, t.KillGrace = time.Duration(timeout), time.Duration(grace)
@@ -246,18 +258,32 @@ func (p *specParser) list(l *RawList) bool {
 
 // int reads a whole number without a fraction or an exponent.
 func (p *specParser) int(n *int64) bool {
+	v, rest, ok := ParseInt(p.data)
+	if ok {
+		*n, p.data = v, rest
+	}
+	return ok
+}
+
+// ParseInt reads the JSON number at the start of data when it is a whole one that fits an int64, written
+// as JSON writes one (no fraction, exponent, plus sign or leading zero: strconv alone takes "007"), and
+// returns it with the rest of data.
+func ParseInt(data []byte) (n int64, rest []byte, ok bool) {
 	end := 0
-	if end < len(p.data) && p.data[end] == '-' {
+	if end < len(data) && data[end] == '-' {
 		end++
 	}
-	for end < len(p.data) && p.data[end] >= '0' && p.data[end] <= '9' {
+	digits := end
+	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
 		end++
 	}
-	v, err := strconv.ParseInt(string(p.data[:end]), 10, 64)
-	if err != nil || end < len(p.data) && (p.data[end] == '.' || p.data[end] == 'e' || p.data[end] == 'E') {
-		return false
+	if end == digits || data[digits] == '0' && end > digits+1 ||
+		end < len(data) && (data[end] == '.' || data[end] == 'e' || data[end] == 'E') {
+		return 0, data, false
 	}
-	*n = v
-	p.data = p.data[end:]
-	return true
+	v, err := strconv.ParseInt(string(data[:end]), 10, 64)
+	if err != nil {
+		return 0, data, false
+	}
+	return v, data[end:], true
 }

@@ -105,7 +105,7 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 	}
 	plainText := texts[1]
 	for _, text := range []string{texts[1], texts[2], texts[4]} { // a plain run's, with a wrapper and keep, a task's: the parser's
-		if p := (specParser{data: []byte(text)}); !p.spec(new(Spec)) {
+		if p := (specParser{data: []byte(text)}); !p.spec(new(Spec)) || len(p.data) > 0 {
 			t.Errorf("the parser does not read %s", text)
 		}
 	}
@@ -123,6 +123,11 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 		{`"timeout":1000000000`, `"timeout":-1`},
 		{`"timeout":1000000000`, `"timeout":99999999999999999999`},
 		{`"timeout":1000000000`, `"timeout":"1"`},
+		{`"timeout":1000000000`, `"timeout":01000000000`},
+		{`"timeout":1000000000`, `"timeout":-0`},
+		{`"head":-1`, `"head":-01`},
+		{`"head":-1`, `"head":+1`},
+		{`"head":-1`, `"head":-`},
 		{`"head":-1`, `"head":null`},
 		{`"cwd":"/tmp"}`, `"cwd":"/tmp","keep":false}`},
 		{`"cwd":"/tmp"}`, `"cwd":"/tmp","keep":true}`},
@@ -150,6 +155,14 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 			wantErr := json.Unmarshal([]byte(text), (*specFields)(&want))
 			if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
 				t.Errorf("%s into %+v:\ngot  %+v (%v)\nwant %+v (%v)", text, start, got, gotErr, want, wantErr)
+			}
+			// Called itself, on text encoding/json has not checked first (ParseSpec's callers do so).
+			if start.Task == nil {
+				got := start
+				gotErr := got.UnmarshalJSON([]byte(text))
+				if (gotErr == nil) != (wantErr == nil) || wantErr == nil && !reflect.DeepEqual(got, want) {
+					t.Errorf("%s into %+v, called itself:\ngot  %+v (%v)\nwant %+v (%v)", text, start, got, gotErr, want, wantErr)
+				}
 			}
 		}
 		// In a message, as a supervisor reads one: a nil pointer, made by the decoder.

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/agentbash/agentbash/pkg/sandbox"
@@ -271,10 +270,11 @@ func (pool *Pool) try(spec run.Spec, s run.Streams, give func(p *child, home *Po
 // clientWarmed is set once the process began warming a client's codecs (warmClient).
 var clientWarmed atomic.Bool
 
-// warmClient decodes a done event and encodes an empty result, once per process, on a goroutine of their
-// own, from the first start request sent on: encoding/json's reflection on a type's first use (0.2 to 0.5
-// ms for the two, cold) then runs while the supervisor starts the command, on a CPU the client leaves
-// idle, rather than after the command ended, when the run waits for it to read the event and print.
+// warmClient decodes a done event through encoding/json (what decodeEvent leaves to it: a terminal's
+// screen) and encodes an empty result, once per process, on a goroutine of their own, from the first start
+// request sent on: encoding/json's reflection on a type's first use (0.2 to 0.5 ms for the two, cold) then
+// runs while the supervisor starts the command, on a CPU the client leaves idle, rather than after the
+// command ended, when the run waits for it to read the event and print.
 func warmClient() {
 	if clientWarmed.Swap(true) {
 		return
@@ -285,9 +285,8 @@ func warmClient() {
 // warmClientCodecs is warmClient's work: what it returns is only for a test (a panic here would end the
 // client).
 func warmClientCodecs() error {
-	var ev Event
-	return errors.Join(json.Unmarshal([]byte(`{"op":"done","outcome":{"Summary":{}},"summary":{}}`), &ev),
-		result.Result{}.WriteJSON(io.Discard))
+	_, err := decodeEvent([]byte(`{"op":"done","outcome":{"screen":{}},"summary":{}}`))
+	return errors.Join(err, result.Result{}.WriteJSON(io.Discard))
 }
 
 // errNotSent marks a start that failed before any of the start request reached the supervisor.
@@ -302,11 +301,10 @@ var errRetired = errors.New("supervisor retired")
 type child struct {
 	spid     int // the supervisor's
 	conn     *net.UnixConn
-	opened   bool          // the descriptor byte was sent: later start requests are JSON only
-	mu       sync.Mutex    // guards enc and gen
-	enc      *json.Encoder // the requests to the supervisor, once a run started
-	gen      uint64        // counts the done events read: a cancel of an earlier run is never sent
-	dec      *json.Decoder
+	opened   bool       // the descriptor byte was sent: later start requests are JSON only
+	mu       sync.Mutex // guards the requests written to conn once a run started, and gen
+	gen      uint64     // counts the done events read: a cancel of an earlier run is never sent
+	in       *lines     // the events, once a run started
 	waitOnce sync.Once
 	waitErr  error
 	reapMu   sync.Mutex // guards reaped
@@ -410,8 +408,8 @@ func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *P
 			n += m
 		}
 	}
-	if p.enc == nil {
-		p.enc, p.dec = json.NewEncoder(p.conn), json.NewDecoder(p.conn)
+	if p.in == nil {
+		p.in = newLines(p.conn)
 	}
 	gen := p.gen
 	p.mu.Unlock()
@@ -431,7 +429,7 @@ func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *P
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if p.gen == gen { // this run's done not read yet
-			_ = p.enc.Encode(cancelRequest(context.Cause(ctx)))
+			_ = p.send(cancelRequest(context.Cause(ctx)))
 			p.signal(unix.SIGCONT) // a stopped supervisor reads no cancel
 			if rn.dog != nil {
 				rn.dog.cancelled(spec.KillGrace)
@@ -483,8 +481,12 @@ func stdinFile(r io.Reader) (f *os.File, closeIn func(), err error) {
 func (rn *Attached) next() (Event, error) {
 	p := rn.p
 	for {
+		line, err := p.in.next()
 		var ev Event
-		if err := p.dec.Decode(&ev); err != nil {
+		if err == nil {
+			ev, err = decodeEvent(line)
+		}
+		if err != nil {
 			if rn.dog.wedged() {
 				err = fmt.Errorf("%w; %s", err, wedgedText)
 			}
@@ -652,7 +654,7 @@ func (rn *Attached) Detach() error {
 	rn.dog.stop()
 	p := rn.p
 	p.mu.Lock()
-	err := p.enc.Encode(Request{Op: OpDetach})
+	err := p.send(Request{Op: OpDetach})
 	p.mu.Unlock()
 	rn.end(false)
 	return err
@@ -796,6 +798,15 @@ func (p *child) Close() error {
 	err := p.wait()
 	if _, ended := errors.AsType[*EndedError](err); ended {
 		return nil // how it ended says nothing the caller can act on
+	}
+	return err
+}
+
+// send writes req to the supervisor; p.mu is held.
+func (p *child) send(req Request) error {
+	b, err := req.appendJSON(nil)
+	if err == nil {
+		_, err = p.conn.Write(b)
 	}
 	return err
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // fill sets every exported field of the struct v points to a value other than its zero, by kind.
-func fill(t *testing.T, v reflect.Value) {
+func fill(t testing.TB, v reflect.Value) {
 	t.Helper()
 	v = v.Elem()
 	for i := range v.NumField() {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/agentbash/agentbash/pkg/run"
 )
@@ -44,4 +45,42 @@ func (r Request) appendJSON(b []byte) ([]byte, error) {
 		b = append(b[:start], escaped.Bytes()...)
 	}
 	return append(b, '\n'), nil
+}
+
+// decodeRequest reads one request line as encoding/json reads it into a zero Request: by hand when it is
+// as appendJSON writes one with a spec run.ParseSpec reads (every plain run's), else by encoding/json —
+// a reused supervisor reads each later run's request here, on the run's way to its shell (see codec.go).
+func decodeRequest(line []byte) (Request, error) {
+	p := parser{data: line}
+	var r Request
+	if p.request(&r) {
+		return r, nil
+	}
+	r = Request{}
+	err := json.Unmarshal(line, &r)
+	return r, err
+}
+
+func (p *parser) request(r *Request) bool {
+	if !(p.open() && p.key("op") && p.str(&r.Op)) {
+		return false
+	}
+	if p.key("spec") {
+		spec, rest, ok := run.ParseSpec(p.data)
+		if !ok {
+			return false
+		}
+		r.Spec, p.data = &spec, rest
+	}
+	if !(p.flag("stdin", &r.Stdin) && p.flag("live", &r.Live) && p.flag("reuse", &r.Reuse) && p.flag("quiet", &r.Quiet)) {
+		return false
+	}
+	if p.key("killGrace") {
+		var grace time.Duration
+		if !parseNumber(p, &grace) {
+			return false
+		}
+		r.KillGrace = &grace
+	}
+	return p.close() && len(p.data) == 0
 }

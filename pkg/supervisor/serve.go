@@ -22,6 +22,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/memlimit"
 	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
+	"github.com/agentbash/agentbash/pkg/screen"
 	"github.com/agentbash/agentbash/pkg/sink"
 	"github.com/agentbash/agentbash/pkg/tasks"
 )
@@ -121,7 +122,7 @@ func needsProxy(req Request) bool {
 type supervisor struct {
 	conn  *net.UnixConn
 	stdin *os.File
-	dec   *json.Decoder
+	in    *lines
 	first Request
 	reqs  *requests
 }
@@ -165,20 +166,24 @@ func readFirst(conn *net.UnixConn) (*supervisor, error) {
 	}
 	// The first start request is read here, and the reader only starts after it: a `run` waits for this
 	// one, and the main goroutine is locked to its thread (a hand-over from the reader would wake it).
-	dec := json.NewDecoder(conn)
-	var first Request
-	if err := dec.Decode(&first); err != nil {
+	in := newLines(conn)
+	line, err := in.next()
+	if err != nil {
+		return nil, fmt.Errorf("read start request: %w", err)
+	}
+	first, err := decodeRequest(line)
+	if err != nil {
 		return nil, fmt.Errorf("read start request: %w", err)
 	}
 	if first.Op != OpStart {
 		return nil, fmt.Errorf("first request is %q, want %q", first.Op, OpStart)
 	}
-	return &supervisor{conn: conn, stdin: stdin, dec: dec, first: first, reqs: reqs}, nil
+	return &supervisor{conn: conn, stdin: stdin, in: in, first: first, reqs: reqs}, nil
 }
 
 // serve runs the supervisor's first run and returns the exit status (see Main).
 func (s *supervisor) serve() int {
-	if err := serve(s.conn, s.stdin, s.dec, s.first, s.reqs); err != nil {
+	if err := serve(s.conn, s.stdin, s.in, s.first, s.reqs); err != nil {
 		fmt.Fprintln(os.Stderr, "agentbash: "+Command+":", err)
 		return 2
 	}
@@ -188,12 +193,12 @@ func (s *supervisor) serve() int {
 // serve runs the client's commands on conn: the first, and after it, when the client offered and the run
 // left nothing behind (reusable), the next ones, up to MaxRuns. It returns an error only when the first
 // start request is broken.
-func serve(conn *net.UnixConn, stdin *os.File, dec *json.Decoder, first Request, reqs *requests) error {
+func serve(conn *net.UnixConn, stdin *os.File, in *lines, first Request, reqs *requests) error {
 	defer conn.Close()
 	reqs.mu.Lock()
 	reqs.run = &watcher{} // what comes for it from now on is its own (see requests)
 	reqs.mu.Unlock()
-	go reqs.read(dec)
+	go reqs.read(in)
 	// What this process passes on to its commands before any ran, for the check after each run (below).
 	// Only a run that offered reuse can be followed by another: `run` never offers it, and the reads
 	// (some 25 µs) stay off its path.
@@ -236,7 +241,7 @@ func serveMore(conn *net.UnixConn, reqs *requests, inherited run.Inherited) erro
 		if needsProxy(req) && !proxy.Available() {
 			// A supervisor Start served, before the proxy's server was initialized: nothing ran, the
 			// client gives the run to another supervisor (Start).
-			_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
+			_ = (&events{conn: conn}).send(Event{Op: OpDone, Kind: kindRetired,
 				Error: "supervisor retired: it started without the sandbox's proxy"})
 			return nil
 		}
@@ -265,7 +270,7 @@ func unchanged(conn *net.UnixConn, reqs *requests, inherited run.Inherited) bool
 		return true
 	}
 	if _, ok := <-reqs.starts; ok {
-		_ = json.NewEncoder(conn).Encode(Event{Op: OpDone, Kind: kindRetired,
+		_ = (&events{conn: conn}).send(Event{Op: OpDone, Kind: kindRetired,
 			Error: "supervisor retired: a command changed what it passes on to commands"})
 	}
 	return false
@@ -288,7 +293,7 @@ const MaxRuns = 200
 // subreaper).
 func serveRun(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, more bool) (reusable bool) {
 	spec := *req.Spec
-	ev := &events{enc: json.NewEncoder(conn)}
+	ev := &events{conn: conn}
 	var task *detached
 	if spec.Task != nil {
 		var err error
@@ -488,11 +493,15 @@ func newRequests() *requests {
 	return &requests{starts: make(chan Request), signalsSet: make(chan struct{})}
 }
 
-// read decodes the client's requests after the first start from dec until EOF or a broken request.
-func (r *requests) read(dec *json.Decoder) {
+// read decodes the client's requests after the first start from in until EOF or a broken request.
+func (r *requests) read(in *lines) {
 	for {
+		line, err := in.next()
 		var req Request
-		if err := dec.Decode(&req); err != nil {
+		if err == nil {
+			req, err = decodeRequest(line)
+		}
+		if err != nil {
 			r.mu.Lock()
 			r.gone = true
 			if w := r.run; w != nil && !w.detached && w.cancel != nil {
@@ -615,11 +624,12 @@ func handleSignals(r *requests) {
 	}()
 }
 
-// warmCodecs encodes and decodes the protocol's messages once, so the reflection encoding/json does on a
-// type's first use is not paid by the run (a spare supervisor does it while it waits). The start request
-// is one as a client writes it: its spec is read without reflection (run.Spec.UnmarshalJSON).
+// warmCodecs encodes and decodes what of the protocol's messages goes through encoding/json once, so the
+// reflection encoding/json does on a type's first use is not paid by the run (a spare supervisor does it
+// while it waits): a terminal's screen and the proxy's refusals in a done event, a request whose spec
+// the parser leaves to encoding/json (a sandbox's: see codec.go).
 func warmCodecs() {
-	_ = json.NewEncoder(io.Discard).Encode(Event{Op: OpDone, Outcome: &run.Outcome{}, Summary: &sink.Summary{}})
+	_, _ = Event{Op: OpDone, Outcome: &run.Outcome{Screen: &screen.Screen{}, ProxyDenied: []proxy.Denial{{}}}}.appendJSON(nil)
 	var req Request
 	b, _ := Request{Op: OpStart, Spec: &run.Spec{Env: run.RawList{}, Task: &run.Task{}}}.appendJSON(nil)
 	_ = json.Unmarshal(b, &req)
@@ -649,12 +659,16 @@ func receiveFiles(conn *net.UnixConn) (*os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "stdin"), nil
 }
 
-// events writes events to the client, one JSON object each; it is an io.Writer of live output.
+// events writes events to conn, one JSON object a line each; it is an io.Writer of live output.
 type events struct {
+	conn   io.Writer
 	mu     sync.Mutex
-	enc    *json.Encoder
+	buf    []byte // the last event's, for the next, unless it grew past keptEventBytes
 	failed bool
 }
+
+// keptEventBytes bounds the buffer events keeps between two events.
+const keptEventBytes = 64 << 10
 
 func (e *events) send(ev Event) error {
 	e.mu.Lock()
@@ -662,9 +676,16 @@ func (e *events) send(ev Event) error {
 	if e.failed {
 		return errors.New("client gone")
 	}
-	if err := e.enc.Encode(ev); err != nil {
+	b, err := ev.appendJSON(e.buf[:0])
+	if err == nil {
+		_, err = e.conn.Write(b)
+	}
+	if err != nil {
 		e.failed = true
 		return err
+	}
+	if cap(b) <= keptEventBytes {
+		e.buf = b
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func TestWhatComesBeforeTheRunIsUnderWayIsKept(t *testing.T) {
 			client, server := connPair(t)
 			r := newRequests()
 			close(r.signalsSet) // no handlers in a test: runs need not wait for them
-			go r.read(json.NewDecoder(server))
+			go r.read(newLines(server))
 			enc := json.NewEncoder(client)
 			// A cancel between runs (for one that ended) is dropped.
 			for _, req := range append([]Request{{Op: OpCancel}, {Op: OpStart, Spec: &run.Spec{}}}, tc.send...) {

@@ -8,7 +8,8 @@
 // the sink and the artifact, enforces the timeout, and when the client's end of the socket closes — the
 // client exited or was SIGKILLed — it sends SIGTERM to the whole tree and SIGKILL [ClientGoneGrace] later.
 //
-// The protocol is JSON, one object per message, on the socket: the client sends a [Request] with Op
+// The protocol is JSON, one object a line, on the socket (written and read by hand as encoding/json
+// would: codec.go): the client sends a [Request] with Op
 // "start" first, carrying the [run.Spec] as it is (its file descriptors, such as the command's stdin,
 // travel in one SCM_RIGHTS message just before it), then "cancel" when it wants the run killed (with the
 // grace its context's cancel cause names, a [run.KillGraceCause], as [run.Loop] takes it); the supervisor
