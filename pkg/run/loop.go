@@ -229,9 +229,15 @@ func outputEnds(con *console.Console) (outputReader, *os.File, error) {
 		}
 		return fileReader{r}, con.Terminal(), nil
 	}
-	r, w, err := outputPipe()
-	if err != nil {
-		return nil, nil, fmt.Errorf("create output pipe: %w", err)
+	next.Lock()
+	r, w := next.r, next.w
+	next.r, next.w = nil, nil
+	next.Unlock()
+	if r == nil {
+		var err error
+		if r, w, err = outputPipe(); err != nil {
+			return nil, nil, fmt.Errorf("create output pipe: %w", err)
+		}
 	}
 	return newPipeReader(r), w, nil
 }

@@ -194,3 +194,51 @@ func TestOutputPipe(t *testing.T) {
 		t.Errorf("read %q, %v; want \"x\"", b, err)
 	}
 }
+
+// What PrepareNext made is taken by the next run that needs it, once: that run's stdin is the /dev/null
+// made ahead and its output goes through the pipe made ahead; the run after makes its own.
+func TestPrepareNext(t *testing.T) {
+	PrepareNext()
+	next.Lock()
+	null, r := next.null, next.r
+	next.Unlock()
+	if null == nil || r == nil {
+		t.Fatalf("PrepareNext made /dev/null %v and a pipe %v", null, r)
+	}
+	in, closeIn, err := openStdin(nil)
+	if err != nil || in != null {
+		t.Fatalf("openStdin: %v, %v; want the /dev/null made ahead", in, err)
+	}
+	closeIn()
+	in2, closeIn2, err := openStdin(nil)
+	if err != nil || in2 == null {
+		t.Fatalf("second openStdin: %v, %v; want one of its own", in2, err)
+	}
+	closeIn2()
+	pr, pw, err := outputEnds(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := pr.(*pipeReader); !ok || p.f != r {
+		t.Errorf("outputEnds: read end %v, want the pipe made ahead", pr)
+	}
+	pr.Close()
+	pw.Close()
+	pr2, pw2, err := outputEnds(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := pr2.(*pipeReader); !ok || p.f == r {
+		t.Errorf("second outputEnds: read end %v, want a pipe of its own", pr2)
+	}
+	pr2.Close()
+	pw2.Close()
+
+	// A run after PrepareNext: its input is empty, its output comes through.
+	PrepareNext()
+	var out buffer
+	o, err := loop(context.Background(), spec(t, "read x; echo \"got [$x]\"; exit 3", &out))
+	if err != nil || o.ExitCode != 3 || out.String() != "got []\n" {
+		t.Errorf("run after PrepareNext: %+v, %v, output %q", o, err, out.String())
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -282,13 +283,58 @@ func openStdin(r io.Reader) (io.Reader, func(), error) {
 	if r != nil {
 		return r, func() {}, nil
 	}
-	// Opened as a plain blocking descriptor: os.Open would try the runtime's poller (which refuses
-	// /dev/null) and set and clear O_NONBLOCK on the way, five system calls on every run's path for a
-	// file only the shell reads.
+	f := takeNext(&next.null)
+	if f == nil {
+		var err error
+		if f, err = openDevNull(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// openDevNull opens /dev/null for reading as a plain blocking descriptor: os.Open would try the runtime's
+// poller (which refuses /dev/null) and set and clear O_NONBLOCK on the way, five system calls more for a
+// file only the shell reads.
+func openDevNull() (*os.File, error) {
 	fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
-	f := os.NewFile(uintptr(fd), os.DevNull)
-	return f, func() { f.Close() }, nil
+	return os.NewFile(uintptr(fd), os.DevNull), nil
+}
+
+// next holds what PrepareNext made for the next run: its stdin (/dev/null) and the two ends of its output
+// pipe, each nil until made and again once a run took it.
+var next struct {
+	sync.Mutex
+	null, r, w *os.File
+}
+
+// PrepareNext makes the next run's /dev/null and output pipe now, so that run does not make them on its
+// way to its shell: a reused supervisor calls it after a run's done, while its client reads the result
+// (some 45 µs of a start, docs/benchmarks.md "rpc per command"). They are the same as a run makes for
+// itself — a fresh open file description of /dev/null (see openStdin) and a fresh pipe — made earlier,
+// and each is taken by one run only; a run that needs neither (a terminal, stdin of its own) leaves them
+// to the next. What cannot be made is left to the run, which then makes its own and reports the error.
+func PrepareNext() {
+	next.Lock()
+	defer next.Unlock()
+	if next.null == nil {
+		next.null, _ = openDevNull()
+	}
+	if next.r == nil {
+		if r, w, err := outputPipe(); err == nil {
+			next.r, next.w = r, w
+		}
+	}
+}
+
+// takeNext takes *f from next (nil when PrepareNext made none), leaving nil in its place.
+func takeNext(f **os.File) *os.File {
+	next.Lock()
+	defer next.Unlock()
+	taken := *f
+	*f = nil
+	return taken
 }

@@ -220,6 +220,7 @@ func serve(conn *net.UnixConn, stdin *os.File, in *lines, first Request, reqs *r
 	if !serveRun(conn, first, stdin, reqs, 1 < MaxRuns) || !unchanged(conn, reqs, inherited) {
 		return nil
 	}
+	run.PrepareNext() // while the client reads the result
 	// The next runs are served from a goroutine, and the main thread only starts their shells
 	// (run.ServeMainThread): the main goroutine is locked to its thread, so each time it waited (for the
 	// next start, for the shell's end, for the drain) its thread handed its processor on and was woken
@@ -254,6 +255,7 @@ func serveMore(conn *net.UnixConn, reqs *requests, inherited run.Inherited) erro
 		if !serveRun(conn, req, nil, reqs, n < MaxRuns) || !unchanged(conn, reqs, inherited) {
 			return nil
 		}
+		run.PrepareNext()
 	}
 }
 
