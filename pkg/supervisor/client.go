@@ -44,6 +44,14 @@ type Pool struct {
 	closed  bool
 	fill    sync.WaitGroup
 	shells  map[string]string // shell as configured → the path found, for Resolve
+	cwd     cwdSeen           // this process's working directory as Resolve found it last
+}
+
+// cwdSeen is the path run.ResolveDir gave for this process's working directory, and that directory's
+// identity then.
+type cwdSeen struct {
+	path     string
+	dev, ino uint64
 }
 
 var (
@@ -170,12 +178,44 @@ func (pool *Pool) Resolve(shell, dir string) (run.Target, error) {
 		t.Shell = sh
 	}
 	home, _ := os.UserHomeDir()
-	d, dirErr := run.ResolveDir(dir, home)
+	d, dirErr := pool.resolveDir(dir, home)
 	t.Dir = d
 	if dirErr != nil {
 		return t, dirErr // the working directory is checked first (reference §3.4)
 	}
 	return t, shErr
+}
+
+// resolveDir is run.ResolveDir, with this process's own working directory (dir "") remembered: a
+// long-lived client resolves it for most requests, and ResolveDir's way to it ($PWD against ".", getcwd
+// when they differ, then the stat and access of the result) is up to eight system calls on each
+// request's path. The path found is reused while "." is still the directory it named, the path still
+// names that directory and it can still be entered (two stats and an access); anything else goes the
+// whole way again, errors included.
+func (pool *Pool) resolveDir(dir, home string) (string, error) {
+	if dir != "" {
+		return run.ResolveDir(dir, home)
+	}
+	var dot unix.Stat_t
+	dotErr := unix.Stat(".", &dot)
+	if dotErr == nil {
+		pool.mu.Lock()
+		seen := pool.cwd
+		pool.mu.Unlock()
+		var st unix.Stat_t
+		if seen.path != "" && seen.dev == uint64(dot.Dev) && seen.ino == uint64(dot.Ino) &&
+			unix.Stat(seen.path, &st) == nil && st.Dev == dot.Dev && st.Ino == dot.Ino &&
+			unix.Access(seen.path, unix.X_OK) == nil {
+			return seen.path, nil
+		}
+	}
+	path, err := run.ResolveDir(dir, home)
+	if err == nil && dotErr == nil {
+		pool.mu.Lock()
+		pool.cwd = cwdSeen{path: path, dev: uint64(dot.Dev), ino: uint64(dot.Ino)}
+		pool.mu.Unlock()
+	}
+	return path, err
 }
 
 // findShell is run.FindShell, remembered: a long-lived client looks the shell up in PATH once, and

@@ -391,3 +391,38 @@ func TestReusedSupervisorRetiresForTheProxy(t *testing.T) {
 		t.Fatal("the command ran")
 	}
 }
+
+// Resolve remembers the process's working directory only while the path it found still names it: after a
+// rename it finds the new path, after the directory's removal it says so, as run.ResolveDir does.
+func TestResolveWorkingDirectory(t *testing.T) {
+	base := t.TempDir()
+	a := filepath.Join(base, "a")
+	if err := os.Mkdir(a, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(a)
+	pool := &Pool{}
+	for range 2 { // found, then remembered
+		tg, err := pool.Resolve("", "")
+		if err != nil || tg.Dir != a {
+			t.Fatalf("Resolve: dir %q, %v; want %q", tg.Dir, err, a)
+		}
+	}
+	b := filepath.Join(base, "b")
+	if err := os.Rename(a, b); err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr := run.ResolveDir("", "")
+	tg, err := pool.Resolve("", "")
+	if tg.Dir != want || (err == nil) != (wantErr == nil) || want != b {
+		t.Errorf("after a rename: Resolve %q, %v; ResolveDir %q, %v; want %q", tg.Dir, err, want, wantErr, b)
+	}
+	if err := os.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr = run.ResolveDir("", "")
+	tg, err = pool.Resolve("", "")
+	if wantErr == nil || err == nil || err.Error() != wantErr.Error() || tg.Dir != want {
+		t.Errorf("after removal: Resolve %q, %v; ResolveDir %q, %v; want the same error", tg.Dir, err, want, wantErr)
+	}
+}
