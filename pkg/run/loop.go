@@ -119,6 +119,7 @@ func (Loop) Run(ctx context.Context, spec Spec, s Streams) (Outcome, error) {
 	}
 	defer closeStdin()
 	pr, pw, err := outputEnds(con)
+	dropNext() // what was made ahead for this run and not taken
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -229,10 +230,7 @@ func outputEnds(con *console.Console) (outputReader, *os.File, error) {
 		}
 		return fileReader{r}, con.Terminal(), nil
 	}
-	next.Lock()
-	r, w := next.r, next.w
-	next.r, next.w = nil, nil
-	next.Unlock()
+	r, w := takePipe()
 	if r == nil {
 		var err error
 		if r, w, err = outputPipe(); err != nil {

@@ -234,6 +234,32 @@ func TestPrepareNext(t *testing.T) {
 	pr2.Close()
 	pw2.Close()
 
+	// A run that takes neither (stdin of its own and, here, the pipe taken before it) closes what was made
+	// ahead for it: nothing outlives the run after PrepareNext.
+	PrepareNext()
+	next.Lock()
+	null = next.null
+	next.Unlock()
+	if r, w := takePipe(); r != nil {
+		r.Close()
+		w.Close()
+	}
+	var got buffer
+	j := spec(t, "cat", &got)
+	j.Stdin = strings.NewReader("own input")
+	if o, err := loop(context.Background(), j); err != nil || o.ExitCode != 0 || got.String() != "own input" {
+		t.Errorf("run with its own stdin: %+v, %v, output %q", o, err, got.String())
+	}
+	next.Lock()
+	left := next.null
+	next.Unlock()
+	if left != nil {
+		t.Errorf("the /dev/null made ahead is still kept after a run that did not take it")
+	}
+	if _, err := null.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("the /dev/null made ahead: Stat %v, want it closed", err)
+	}
+
 	// A run after PrepareNext: its input is empty, its output comes through.
 	PrepareNext()
 	var out buffer

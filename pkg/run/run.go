@@ -283,7 +283,7 @@ func openStdin(r io.Reader) (io.Reader, func(), error) {
 	if r != nil {
 		return r, func() {}, nil
 	}
-	f := takeNext(&next.null)
+	f := takeNull()
 	if f == nil {
 		var err error
 		if f, err = openDevNull(); err != nil {
@@ -297,11 +297,16 @@ func openStdin(r io.Reader) (io.Reader, func(), error) {
 // poller (which refuses /dev/null) and set and clear O_NONBLOCK on the way, five system calls more for a
 // file only the shell reads.
 func openDevNull() (*os.File, error) {
-	fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
+	for {
+		fd, err := syscall.Open(os.DevNull, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue // as os.Open
+		}
+		if err != nil { // the error os.Open gave, wrapped as before
+			return nil, fmt.Errorf("open %s: %w", os.DevNull, &os.PathError{Op: "open", Path: os.DevNull, Err: err})
+		}
+		return os.NewFile(uintptr(fd), os.DevNull), nil
 	}
-	return os.NewFile(uintptr(fd), os.DevNull), nil
 }
 
 // next holds what PrepareNext made for the next run: its stdin (/dev/null) and the two ends of its output
@@ -315,8 +320,9 @@ var next struct {
 // way to its shell: a reused supervisor calls it after a run's done, while its client reads the result
 // (some 45 µs of a start, docs/benchmarks.md "rpc per command"). They are the same as a run makes for
 // itself — a fresh open file description of /dev/null (see openStdin) and a fresh pipe — made earlier,
-// and each is taken by one run only; a run that needs neither (a terminal, stdin of its own) leaves them
-// to the next. What cannot be made is left to the run, which then makes its own and reports the error.
+// and each is taken by the next run only: one that needs neither (a terminal, stdin of its own, a task's
+// console) has them closed as it starts (dropNext), so nothing made ahead outlives the run after it. What
+// cannot be made is left to the run, which then makes its own and reports the error.
 func PrepareNext() {
 	next.Lock()
 	defer next.Unlock()
@@ -330,11 +336,32 @@ func PrepareNext() {
 	}
 }
 
-// takeNext takes *f from next (nil when PrepareNext made none), leaving nil in its place.
-func takeNext(f **os.File) *os.File {
+// takeNull takes the /dev/null PrepareNext made, nil when there is none.
+func takeNull() *os.File {
 	next.Lock()
 	defer next.Unlock()
-	taken := *f
-	*f = nil
-	return taken
+	f := next.null
+	next.null = nil
+	return f
+}
+
+// takePipe takes the output pipe PrepareNext made, nil ends when there is none.
+func takePipe() (r, w *os.File) {
+	next.Lock()
+	defer next.Unlock()
+	r, w = next.r, next.w
+	next.r, next.w = nil, nil
+	return r, w
+}
+
+// dropNext closes what PrepareNext made that the run starting now did not take.
+func dropNext() {
+	next.Lock()
+	defer next.Unlock()
+	for _, f := range []*os.File{next.null, next.r, next.w} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	next.null, next.r, next.w = nil, nil, nil
 }

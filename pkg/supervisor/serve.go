@@ -628,8 +628,9 @@ func handleSignals(r *requests) {
 
 // warmCodecs encodes and decodes what of the protocol's messages goes through encoding/json once, so the
 // reflection encoding/json does on a type's first use is not paid by the run (a spare supervisor does it
-// while it waits): a terminal's screen and the proxy's refusals in a done event, a request whose spec
-// the parser leaves to encoding/json (a sandbox's: see codec.go).
+// while it waits): a terminal's screen and the proxy's refusals in a done event, and a Request, as
+// encoding/json reads one the parser does not take (see codec.go); its spec here is one the spec's own
+// parser reads (run.Spec.UnmarshalJSON), so a sandbox's or a terminal's spec is still read cold.
 func warmCodecs() {
 	_, _ = Event{Op: OpDone, Outcome: &run.Outcome{Screen: &screen.Screen{}, ProxyDenied: []proxy.Denial{{}}}}.appendJSON(nil)
 	var req Request

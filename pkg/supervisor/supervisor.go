@@ -9,12 +9,11 @@
 // client exited or was SIGKILLed — it sends SIGTERM to the whole tree and SIGKILL [ClientGoneGrace] later.
 //
 // The protocol is JSON, one object a line, on the socket (written and read by hand as encoding/json
-// would: codec.go): the client sends a [Request] with Op
-// "start" first, carrying the [run.Spec] as it is (its file descriptors, such as the command's stdin,
-// travel in one SCM_RIGHTS message just before it), then "cancel" when it wants the run killed (with the
-// grace its context's cancel cause names, a [run.KillGraceCause], as [run.Loop] takes it); the supervisor
-// sends "output" events (only when live output was asked for) and one "done" [Event] with the outcome and
-// the sink's summary. Then it exits,
+// would: codec.go): the client sends a [Request] with Op "start" first, carrying the [run.Spec] as it is
+// (its file descriptors, such as the command's stdin, travel in one SCM_RIGHTS message just before it),
+// then "cancel" when it wants the run killed (with the grace its context's cancel cause names, a
+// [run.KillGraceCause], as [run.Loop] takes it); the supervisor sends "output" events (only when live
+// output was asked for) and one "done" [Event] with the outcome and the sink's summary. Then it exits,
 // or — when the client offered reuse in its start request and the run left nothing behind (the done event
 // says reusable) — waits for the client's next "start" (no descriptor byte before it) or EOF, so a
 // long-lived client's runs pay no exec each ([MaxRuns] at most). A task whose shell ended while processes
