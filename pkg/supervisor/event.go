@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/agentbash/agentbash/pkg/run"
 	"github.com/agentbash/agentbash/pkg/sink"
@@ -63,20 +64,11 @@ func appendOutcome(b []byte, o *run.Outcome) ([]byte, error) {
 			f.b = append(f.b, value...)
 		}
 	}
-	if s := o.Summary; !summaryZero(&s) { // omitzero
+	if s := o.Summary; !reflect.ValueOf(s).IsZero() { // omitzero, as encoding/json decides it
 		f.key("Summary")
 		f.b = appendSummary(f.b, &s)
 	}
 	return append(f.b, '}'), nil
-}
-
-// summaryZero reports whether s is the zero Summary (what `omitzero` leaves out: a Warnings empty but not
-// nil is not zero). The fields compared one by one are all but Warnings (a test holds the list whole).
-func summaryZero(s *sink.Summary) bool {
-	return s.Warnings == nil && s.Text == "" && s.TotalLines == 0 && s.TotalBytes == 0 && s.OutputLines == 0 &&
-		s.OutputBytes == 0 && !s.Truncated && s.TruncatedBy == "" && s.ShownStart == 0 && s.ShownEnd == 0 &&
-		!s.PartialLine && s.LineBytes == 0 && !s.LineOpen && s.ArtifactID == "" && !s.ArtifactCapped &&
-		s.ArtifactOmitted == 0 && !s.Binary && !s.HeadLimitReached && !s.Stopped
 }
 
 // appendSummary appends s's object, as encoding/json writes it.
@@ -106,16 +98,7 @@ func appendSummary(b []byte, s *sink.Summary) []byte {
 
 // decodeEvent reads one event line as encoding/json reads it into a zero Event: by hand when it is as
 // appendJSON writes one without a screen or the proxy's refusals (see codec.go), else by encoding/json.
-func decodeEvent(line []byte) (Event, error) {
-	p := parser{data: line}
-	var ev Event
-	if p.event(&ev) {
-		return ev, nil
-	}
-	ev = Event{}
-	err := json.Unmarshal(line, &ev)
-	return ev, err
-}
+func decodeEvent(line []byte) (Event, error) { return decodeLine(line, (*parser).event) }
 
 func (p *parser) event(ev *Event) bool {
 	if !(p.open() && p.key("op") && p.str(&ev.Op) && number(p, "pid", &ev.Pid) && p.text("text", &ev.Text) &&

@@ -50,16 +50,7 @@ func (r Request) appendJSON(b []byte) ([]byte, error) {
 // decodeRequest reads one request line as encoding/json reads it into a zero Request: by hand when it is
 // as appendJSON writes one with a spec run.ParseSpec reads (every plain run's), else by encoding/json —
 // a reused supervisor reads each later run's request here, on the run's way to its shell (see codec.go).
-func decodeRequest(line []byte) (Request, error) {
-	p := parser{data: line}
-	var r Request
-	if p.request(&r) {
-		return r, nil
-	}
-	r = Request{}
-	err := json.Unmarshal(line, &r)
-	return r, err
-}
+func decodeRequest(line []byte) (Request, error) { return decodeLine(line, (*parser).request) }
 
 func (p *parser) request(r *Request) bool {
 	if !(p.open() && p.key("op") && p.str(&r.Op)) {

@@ -217,10 +217,9 @@ func serve(conn *net.UnixConn, stdin *os.File, in *lines, first Request, reqs *r
 	if first.Stdin && stdin == nil {
 		return errors.New("start request wants stdin, but no descriptor came with it")
 	}
-	if !serveRun(conn, first, stdin, reqs, 1 < MaxRuns) || !unchanged(conn, reqs, inherited) {
+	if !serveNext(conn, first, stdin, reqs, 1 < MaxRuns, inherited) {
 		return nil
 	}
-	run.PrepareNext() // while the client reads the result
 	// The next runs are served from a goroutine, and the main thread only starts their shells
 	// (run.ServeMainThread): the main goroutine is locked to its thread, so each time it waited (for the
 	// next start, for the shell's end, for the drain) its thread handed its processor on and was woken
@@ -252,11 +251,21 @@ func serveMore(conn *net.UnixConn, reqs *requests, inherited run.Inherited) erro
 		if req.Stdin {
 			return errors.New("start request wants stdin, but no descriptor came with it") // only the first's
 		}
-		if !serveRun(conn, req, nil, reqs, n < MaxRuns) || !unchanged(conn, reqs, inherited) {
+		if !serveNext(conn, req, nil, reqs, n < MaxRuns, inherited) {
 			return nil
 		}
-		run.PrepareNext()
 	}
+}
+
+// serveNext serves req (serveRun) and reports whether this supervisor serves another run: the run allows
+// it and what the supervisor passes on is unchanged (unchanged). It then makes that run's /dev/null and
+// output pipe while the client reads this one's result (run.PrepareNext).
+func serveNext(conn *net.UnixConn, req Request, stdin *os.File, reqs *requests, more bool, inherited run.Inherited) bool {
+	if !serveRun(conn, req, stdin, reqs, more) || !unchanged(conn, reqs, inherited) {
+		return false
+	}
+	run.PrepareNext()
+	return true
 }
 
 // lean makes a supervisor that may serve more runs, or a task's, a long-lived process (a test replaces it).
