@@ -6,7 +6,11 @@ floor in one run:
     the proxy from HTTP_PROXY, which the sandbox sets) and through a CONNECT tunnel (`curl -p`), against the same
     download made directly in a sandbox that has the host's network (`--sandbox-network on`). Budget ≤ 1.3×, the
     ratio of medians with its 95 % interval (a bootstrap over the rounds).
-    Beside them, the same curl with no agentbash (for scale) and each sandbox's start alone (`true`).
+    Beside them, the same curl with no agentbash (for scale) and each sandbox's start alone (`true`). In the same
+    rounds, the floor of the budget: the direct download through one hop that does no work but relay
+    (bench/relay, built here as bench/run.sh builds agentbash: a TCP forwarder whose io.Copy the kernel splices,
+    as the proxy's tunnel and absolute-form bodies are), against the direct one, and the proxy against it: what
+    any proxy in the path costs, and what agentbash's own work adds to that.
   - the peak RSS of the run's supervisor, which serves the proxy, for the download through the proxy against the
     direct one (bench/rss.py, --rss-rounds of each, medians). Budget ≤ + 2 MiB.
 
@@ -21,6 +25,7 @@ directory in /var/tmp, with HOME there: with agentbash's own directories under /
 """
 import argparse, json, os, shlex, shutil, socket, statistics, subprocess, sys, tempfile, threading
 
+from rpc import build_tool
 from target import ratio_interval
 
 SIZE = 100_000_000
@@ -81,6 +86,7 @@ def main():
         sys.exit("proxy.py: needs curl")
     ab = os.path.realpath(a.agentbash)
     root = tempfile.mkdtemp(prefix="abproxy-bench-", dir="/var/tmp")
+    relay = None
     try:
         home, ws = os.path.join(root, "home"), os.path.join(root, "home", "ws")
         os.makedirs(ws)
@@ -91,6 +97,9 @@ def main():
                 f.write(block[:SIZE - off])
         origin = Origin(big)
         url = f"http://127.0.0.1:{origin.port}/big"
+        relay = subprocess.Popen([build_tool(root, "relay"), f"127.0.0.1:{origin.port}"], stdout=subprocess.PIPE,
+                                 text=True)
+        relay_port = int(relay.stdout.readline())
         env = {"PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8"}  # no proxy of the caller's
         curl = f"curl -fsS -o /dev/null {url}"
         sb = f"{ab} run --format json --cwd {ws} --sandbox workspace-write"
@@ -100,6 +109,7 @@ def main():
             "proxy, absolute-form": f"{px} {shlex.quote(curl)}",
             "proxy, CONNECT": f"{px} {shlex.quote(curl.replace('curl ', 'curl -p ', 1))}",
             "network on, direct": f"{on} {shlex.quote(curl)}",
+            "network on, relay": f"{on} {shlex.quote(curl.replace(f':{origin.port}/', f':{relay_port}/'))}",
             "curl alone": curl,
             "proxy, true": f"{px} true",
             "network on, true": f"{on} true",
@@ -114,10 +124,13 @@ def main():
                 subprocess.run([sys.executable, os.path.join(here, "rss.py"), "--exe", ab, "--json", f"{root}/r.json",
                                 cases[name]], env=env, check=True, stdout=subprocess.DEVNULL)
                 rss[name].append(json.load(open(f"{root}/r.json")).get("supervisor", 0) / 1024)
-        downloads = 4 * (a.rounds + 2) + 3 * a.rss_rounds
+        downloads = 5 * (a.rounds + 2) + 3 * a.rss_rounds
         if origin.served != downloads:
             sys.exit(f"proxy.py: the origin sent {origin.served} whole bodies, not {downloads}")
     finally:
+        if relay:
+            relay.kill()
+            relay.wait()
         shutil.rmtree(root, ignore_errors=True)
 
     rows = []
@@ -132,6 +145,11 @@ def main():
         "network on, direct", BUDGET)
     row("100 MB through the proxy, CONNECT (`curl -p`), vs direct", "proxy, CONNECT", "network on, direct", BUDGET)
     row("100 MB direct in the sandbox vs curl alone", "network on, direct", "curl alone", None)
+    row("the floor: 100 MB direct through one relaying hop (bench/relay) vs direct", "network on, relay",
+        "network on, direct", None)
+    row("100 MB through the proxy, absolute-form, vs direct through the relay", "proxy, absolute-form",
+        "network on, relay", None)
+    row("100 MB through the proxy, CONNECT, vs direct through the relay", "proxy, CONNECT", "network on, relay", None)
     row("the start alone: `true` with the proxy vs with `network on`", "proxy, true", "network on, true", None)
     direct = statistics.median(rss["network on, direct"])
     for name in ("proxy, absolute-form", "proxy, CONNECT"):

@@ -25,11 +25,12 @@ from target import Rpc, interleaved, private_env, ratio_interval, spawner
 RPC_BUDGET, SESSION_BUDGET = 1.2, 1.3
 
 
-def build_chain(tmp):
-    """bench/chain built into tmp as bench/run.sh builds agentbash (static, its flags, then copied over itself)."""
-    exe = os.path.join(tmp, "chain")
+def build_tool(tmp, name="chain"):
+    """bench/NAME (chain, or relay for bench/proxy.py) built into tmp as bench/run.sh builds agentbash (static, its
+    flags, then copied over itself)."""
+    exe = os.path.join(tmp, name)
     here = os.path.dirname(os.path.abspath(__file__))
-    subprocess.run(["go", "build", "-trimpath", "-ldflags=-s -w", "-o", exe, "./bench/chain"],
+    subprocess.run(["go", "build", "-trimpath", "-ldflags=-s -w", "-o", exe, f"./bench/{name}"],
                    cwd=os.path.dirname(here), env={**os.environ, "CGO_ENABLED": "0"}, check=True)
     shutil.copy(exe, exe + ".copy")
     os.replace(exe + ".copy", exe)
@@ -49,7 +50,7 @@ def main():
     env = private_env(tmp)
     procs = []
     try:
-        chain = build_chain(tmp)
+        chain = build_tool(tmp)
         procs.append(Rpc([ab, "rpc"], env, tmp))
         procs.append(Rpc([ab, "rpc"], env, tmp, {"session": "bench"}))
         procs.append(Rpc([chain], env, tmp))

@@ -30,6 +30,8 @@
 #               against the build of d29c208 (before terminal mode); the supervisor's peak RSS: ≤ 32 MiB: bench/tty.py
 #   proxy:      a 100 MB download through the sandbox's proxy (absolute-form and CONNECT) against the same download
 #               direct with `--sandbox-network on`: ≤ 1.3×; the supervisor's peak RSS: ≤ + 2 MiB: bench/proxy.py
+#               in the same rounds, the floor (bench/relay: the direct download through one hop that only
+#               relays, spliced) against direct, and the proxy against it (informational)
 #   memory:     peak RSS of each agentbash process (client and supervisor) at 3 GB of output, for `run`, a task, and
 #               an `rpc` and an `mcp` server that ran 1000 commands, one of them the 3 GB one (bench/serve.py, a
 #               raw JSON-lines client): ≤ 16 MiB (bench/rss.py)
