@@ -5,8 +5,10 @@
 #               uid 65534 (run again through setpriv when this script runs as root: a user whose process limit binds);
 #               bare `bash -c true` beside it
 #   start-up:   `agentbash version` against a static Go hello-world (fmt.Println) built the same way here: ≤ 2×; in
-#               the same rounds, `run` of `yes | head -n 5` against `run true`, and its artifact's size (the head
-#               limit's read-on: informational)
+#               the same rounds, its floor (bench/out/inits, made here: agentbash's packages with every init run
+#               and a main that returns at once) against the hello-world, and `version` against it; `run` of
+#               `yes | head -n 5` against `run true`, and its artifact's size (the head limit's read-on; all
+#               informational)
 #   rpc:        `true` in one long-lived `agentbash rpc`, the client's request→response round trip, against the
 #               client spawning `bash -c true` (posix_spawn, waited for): ≤ 1.2×; the same request in a session
 #               against without one: ≤ 1.3×; single requests and spawns interleaved round by round: bench/rpc.py
@@ -78,6 +80,28 @@ mkdir "$tmp/hello"
 printf '%s\n' 'package main' 'import "fmt"' 'func main() { fmt.Println("hello, world") }' > "$tmp/hello/main.go"
 (cd "$tmp/hello" && CGO_ENABLED=0 go build "${flags[@]}" -o hello main.go) && settle "$tmp/hello/hello"
 hello="$tmp/hello/hello"
+# version's floor: agentbash's own packages and libraries, every init of them run, and a main that returns at
+# once (it calls cmd.Execute only when a variable nobody sets says so, so the linker keeps what version links).
+# Built in bench/out, inside the module, so it links this checkout's packages.
+mkdir -p "$out/inits"
+cat > "$out/inits/main.go" <<'GO'
+// Command inits is agentbash's start-up floor (bench/run.sh): the binary's inits, then nothing.
+package main
+
+import (
+	"os"
+
+	"github.com/agentbash/agentbash/cmd"
+)
+
+func main() {
+	if os.Getenv("AGENTBASH_BENCH_INITS_EXECUTE") == "1" {
+		cmd.Execute(cmd.BuildInfo{}, os.Exit, os.Args[1:])
+	}
+}
+GO
+CGO_ENABLED=0 go build "${flags[@]}" -o "$out/inits/inits" "./$out/inits" && settle "$out/inits/inits"
+inits="$PWD/$out/inits/inits"
 export MCP_TYPESCRIPT_SDK="${MCP_TYPESCRIPT_SDK:-$HOME/.cache/agentbash-ci/mcp-typescript-sdk}"
 export HOME="$tmp/home" XDG_STATE_HOME="$tmp/state" XDG_CACHE_HOME="$tmp/cache" XDG_CONFIG_HOME="$tmp/config"
 mkdir -p "$HOME"
@@ -99,6 +123,7 @@ python3 $il --runs "$calls" --warmup 10 --json "$tmp/call.json" \
   "agentbash@$base_rev=!$base run --format json true" \
   "bare=!bash -c true" \
   "version=!$ab version" \
+  "inits=!$inits" \
   "hello=!$hello" \
   "head=!$ab run --format json --artifact-dir $tmp/headart -f $tmp/head.sh"
 rm -rf "$tmp/headart"
@@ -109,13 +134,14 @@ $ab run --format json --artifact-dir "$tmp/headart" -f "$tmp/head.sh" > "$tmp/he
 if [[ $EUID == 0 ]] && command -v setpriv >/dev/null; then
   stage "per call and start-up, as uid 65534: run true, version ($calls rounds)"
   u="$tmp/u"
-  mkdir -p "$u/home" && cp "$ab" "$base" "$hello" "$il" "$u/" && chmod 755 "$tmp" && chmod -R a+rX "$u" && chown 65534 "$u/home"
+  mkdir -p "$u/home" && cp "$ab" "$base" "$hello" "$inits" "$il" "$u/" && chmod 755 "$tmp" && chmod -R a+rX "$u" && chown 65534 "$u/home"
   setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$u/home" XDG_STATE_HOME= XDG_CACHE_HOME= XDG_CONFIG_HOME= \
     python3 "$u/interleave.py" --runs "$calls" --warmup 10 --json "$u/home/call.json" \
     "agentbash=!$u/agentbash run --format json true" \
     "agentbash@$base_rev=!$u/agentbash-$base_rev run --format json true" \
     "bare=!bash -c true" \
     "version=!$u/agentbash version" \
+    "inits=!$u/inits" \
     "hello=!$u/hello"
   cp "$u/home/call.json" "$tmp/call-user.json"
 fi
@@ -185,6 +211,9 @@ for who, c, budget in users:
     row(f"`run true` vs the build of {rev}, {who} ({calls} rounds)", c["agentbash"], c[f"agentbash@{rev}"], ms, budget)
     row(f"`run true` vs bare `bash -c true`, {who}", c["agentbash"], c["bare"], ms, None)
     row(f"`agentbash version` vs a static Go hello-world built the same way, {who}", c["version"], c["hello"], ms, 2)
+    row(f"the floor: agentbash's inits and a main that returns at once vs the hello-world, {who}", c["inits"],
+        c["hello"], ms, None)
+    row(f"`agentbash version` vs that floor, {who}", c["version"], c["inits"], ms, None)
 head = json.load(open(f"{tmp}/head.json"))["details"]
 row(f"`run 'yes | head -n 5'` vs `run true` (its artifact: {os.path.getsize(head['artifactPath']) / 1e6:.1f} MB, "
     "the head limit's read-on)", call["head"], call["agentbash"], ms, None)
