@@ -215,7 +215,7 @@ for who, c, budget in users:
         c["hello"], ms, None)
     row(f"`agentbash version` vs that floor, {who}", c["version"], c["inits"], ms, None)
 head = json.load(open(f"{tmp}/head.json"))["details"]
-row(f"`run 'yes | head -n 5'` vs `run true` (its artifact: {os.path.getsize(head['artifactPath']) / 1e6:.1f} MB, "
+row(f"`run 'yes \\| head -n 5'` vs `run true` (its artifact: {os.path.getsize(head['artifactPath']) / 1e6:.1f} MB, "
     "the head limit's read-on)", call["head"], call["agentbash"], ms, None)
 for name in ("rpc", "mcp", "target", "tty", "proxy"):          # bench/NAME.py's own rows
     for line in load(name)["rows"]:
