@@ -527,10 +527,13 @@ func (rn *Attached) next() (Event, error) {
 			ev, err = decodeEvent(line)
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errSocketClosed // not "EOF" in the result's text
+			}
 			if rn.dog.wedged() {
 				err = fmt.Errorf("%w; %s", err, wedgedText)
 			}
-			err = p.died(err)
+			err = fmt.Errorf("%w; %s", p.died(err), orphansText)
 			rn.end(false)
 			return Event{}, err
 		}
@@ -768,6 +771,19 @@ type watchdog struct {
 	done   bool
 	killed bool // it did: the watchdog killed it
 }
+
+// errSocketClosed is the cause of [ErrDied] when the supervisor's socket closed before its done event.
+var errSocketClosed error = socketClosed{}
+
+type socketClosed struct{}
+
+func (socketClosed) Error() string { return "its socket closed before the run's end" }
+func (socketClosed) Unwrap() error { return io.EOF }
+
+// orphansText ends the error of a run whose supervisor ended without a result once its command started:
+// the shell dies with its supervisor (its parent-death signal), but what the shell started does not, and
+// nobody is left to end it (docs/architecture.md, "The supervisor itself SIGKILLed").
+const orphansText = "processes the command started may still be running"
 
 // wedgedText is added to the error of a run whose supervisor the watchdog killed.
 const wedgedText = "the supervisor did not report its run's end in time (stopped by a signal?) and was killed"

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/agentbash/agentbash/pkg/proxy"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -184,6 +187,39 @@ func TestPoolReuseOnlyWhenNothingIsLeft(t *testing.T) {
 	}
 	if g, _ := runOn(t, l, context.Background(), spec(t, "true", 10*time.Second)); g == f {
 		t.Fatalf("the supervisor of a run with stdin served another")
+	}
+}
+
+// A supervisor SIGKILLed while its command runs: the run's error is ErrDied, says how the supervisor ended
+// in words (no bare "EOF") and that what the command started may still run, which is so: the shell died
+// with its supervisor, what the shell started did not.
+func TestKilledSupervisorSaysWhatMayRun(t *testing.T) {
+	m := marker(t)
+	cleanup(t, m)
+	l := &Pool{}
+	defer l.Close()
+	rn := startRun(t, l, spec(t, hang(m)+" & wait", 600*time.Second))
+	if !waitFor(5*time.Second, func() bool { return len(alive(m)) == 1 }) {
+		t.Fatalf("the marked process never appeared: %v", alive(m))
+	}
+	if err := unix.Kill(rn.SupervisorPid(), unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_, err := rn.Wait()
+	if !errors.Is(err, ErrDied) || !errors.Is(err, io.EOF) {
+		t.Fatalf("Wait returned %v, want ErrDied after the socket's EOF", err)
+	}
+	text := err.Error()
+	for _, want := range []string{"killed by SIGKILL", "its socket closed before the run's end", orphansText} {
+		if !strings.Contains(text, want) {
+			t.Errorf("error %q does not say %q", text, want)
+		}
+	}
+	if strings.Contains(text, "EOF") {
+		t.Errorf("error %q says EOF", text)
+	}
+	if len(alive(m)) != 1 {
+		t.Errorf("alive %v: the command's child should have outlived its supervisor, as the error says", alive(m))
 	}
 }
 
