@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -352,73 +351,14 @@ func (s *flatScanner) value() (flatValue, bool) {
 	return flatValue{}, false
 }
 
-// string reads a JSON string and gives its bytes: a part of data when nothing in it is escaped, else a
-// copy with the escapes undone. A \u escape (which may be half of a surrogate pair) and bytes that are not
-// UTF-8 (which encoding/json turns into U+FFFD) are left to encoding/json.
+// string reads a JSON string as run.ParseString does, and gives its bytes: a part of data when nothing
+// in it is escaped, else a copy with the escapes undone.
 func (s *flatScanner) string() ([]byte, bool) {
-	if !s.next('"') {
-		return nil, false
+	text, rest, ok := run.ParseString(s.data[s.i:])
+	if ok {
+		s.i = len(s.data) - len(rest)
 	}
-	start := s.i
-	var out []byte // the text so far when it had an escape
-	ascii := true
-	for s.i < len(s.data) {
-		c := s.data[s.i]
-		switch {
-		case c == '"':
-			text := s.data[start:s.i]
-			if !ascii && !utf8.Valid(text) {
-				return nil, false
-			}
-			s.i++
-			if out != nil {
-				return out, true
-			}
-			return text, true
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '\\':
-			if out == nil {
-				out = append([]byte{}, s.data[start:s.i]...)
-			}
-			if s.i+1 == len(s.data) {
-				return nil, false
-			}
-			e := unescape(s.data[s.i+1])
-			if e == 0 {
-				return nil, false
-			}
-			out = append(out, e)
-			s.i += 2
-			continue
-		}
-		if out != nil {
-			out = append(out, c)
-		}
-		s.i++
-	}
-	return nil, false
-}
-
-// unescape is the byte of escape \c, 0 for \u and anything JSON does not allow.
-func unescape(c byte) byte {
-	switch c {
-	case '"', '\\', '/':
-		return c
-	case 'b':
-		return '\b'
-	case 'f':
-		return '\f'
-	case 'n':
-		return '\n'
-	case 'r':
-		return '\r'
-	case 't':
-		return '\t'
-	}
-	return 0
+	return text, ok
 }
 
 // number reads a JSON number and gives its text: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?

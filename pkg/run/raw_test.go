@@ -1,9 +1,11 @@
 package run
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // A Raw and a RawList come back from JSON byte for byte, whatever their encoding; valid UTF-8 stays a plain
@@ -65,4 +67,32 @@ func TestRawReadsAnyJSON(t *testing.T) {
 			t.Errorf("%s: read %q, want an error", in, got)
 		}
 	}
+}
+
+// parseList reads an array as encoding/json does or not at all, and reads every array of strings that
+// encoding/json writes of valid UTF-8.
+func FuzzParseList(f *testing.F) {
+	for _, s := range []string{`[]`, `["a"]`, `["a","b\"c","é","\u0026"]`, `["a",]`, `[,"a"]`, `["a" ]`, `["a"`,
+		`[1]`, `["a"]rest`, `[""]`, `["\ud83d"]`, `["a","\n"]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		list, rest, ok := parseList(data)
+		if ok {
+			consumed := data[:len(data)-len(rest)]
+			var want []string
+			if err := json.Unmarshal(consumed, &want); err != nil || want == nil || !slices.Equal([]string(list), want) {
+				t.Fatalf("parseList read %q from %q; encoding/json %q (%v)", list, consumed, want, err)
+			}
+		} else if !bytes.Equal(rest, data) {
+			t.Fatalf("parseList failed on %q but consumed it", data)
+		}
+		var strs []string
+		if json.Unmarshal(data, &strs) == nil && strs != nil && !slices.ContainsFunc(strs, func(s string) bool { return !utf8.ValidString(s) }) {
+			written, _ := json.Marshal(strs)
+			if list, rest, ok := parseList(written); !ok || len(rest) > 0 || !slices.Equal([]string(list), strs) {
+				t.Fatalf("parseList of %s: %q, rest %q, ok %v", written, list, rest, ok)
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/sandbox"
@@ -95,8 +96,11 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 	boxed := base
 	boxed.Sandbox = &sandbox.Confinement{Mode: sandbox.ModeReadOnly, Dir: "/d"}
 	boxed.Interactive = &console.Options{TTY: true}
+	quoted := base // what agents' commands hold: quotes, newlines, redirections (\u003e), other characters
+	quoted.Command, quoted.Env = "grep -n \"a\\b\" *.go > out && echo 'héllo' 🙂\n\tdone", RawList{"X=]\"", "Y=a,b"}
+	quoted.Output.Command, quoted.Output.Cwd = string(quoted.Command), "/t\tab/é"
 	var texts []string
-	for _, s := range []Spec{{}, base, wrapped, escaped, task, boxed} {
+	for _, s := range []Spec{{}, base, wrapped, escaped, task, boxed, quoted} {
 		b, err := json.Marshal(s)
 		if err != nil {
 			t.Fatal(err)
@@ -104,7 +108,8 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 		texts = append(texts, string(b))
 	}
 	plainText := texts[1]
-	for _, text := range []string{texts[1], texts[2], texts[4]} { // a plain run's, with a wrapper and keep, a task's: the parser's
+	// A plain run's, with a wrapper and keep, a task's, one with escapes and other characters: the parser's.
+	for _, text := range []string{texts[1], texts[2], texts[4], texts[6]} {
 		if p := (specParser{data: []byte(text)}); !p.spec(new(Spec)) || len(p.data) > 0 {
 			t.Errorf("the parser does not read %s", text)
 		}
@@ -132,6 +137,20 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 		{`"cwd":"/tmp"}`, `"cwd":"/tmp","keep":false}`},
 		{`"cwd":"/tmp"}`, `"cwd":"/tmp","keep":true}`},
 		{`"cwd":"/tmp"}`, `"cwd":"/t\u00e9"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\u00E9\/\b\f\r"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\ud83d\ude42"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\ud83d"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\ud83dx"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\ude42\ud83d"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\ud83d\u0041"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\u12"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\'"}`},
+		{`"cwd":"/tmp"}`, `"cwd":"/t\x41"}`},
+		{`"cwd":"/tmp"}`, "\"cwd\":\"/t\xff\"}"},
+		{`"cwd":"/tmp"}`, "\"cwd\":\"/t\x01\"}"},
+		{`"env":["A=1"]`, `"env":["A=\"1\"","B=\u0026"]`},
+		{`"env":["A=1"]`, `"env":["A=1",]`},
+		{`"env":["A=1"]`, `"env":["A=1" ]`},
 		{`"command":"true","shell"`, `"command":"a\\\"b","shell"`},
 		{`"command":"true","shell"`, `"command":{"base64":"/w=="},"shell"`},
 		{`}}`, `},"wrapper":["x"]}`},
@@ -180,4 +199,39 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 			t.Errorf("message of %s:\ngot  %+v (%v)\nwant %+v (%v)", text, got.Spec, gotErr, want.Spec, wantErr)
 		}
 	}
+}
+
+// ParseString reads a string as encoding/json does or not at all: what it reads, encoding/json reads to
+// the same text, with nothing replaced; and every string encoding/json writes (HTML escaped or not) of valid
+// UTF-8 it reads, to the string written.
+func FuzzParseString(f *testing.F) {
+	for _, s := range []string{`"a"`, `""`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude42"`, `"\ud83d"`,
+		`"\ude42\ud83d"`, `"\ud83d\u0041"`, `"\u12"`, `"\'"`, `"é🙂"`, "\"\xff\"", "\"\x01\"", `"a`, `"a\`, `x"`,
+		`"a"rest`, `"\u0026\u003c\u003e\u2028"`, `"\uFFFD"`, `"\u0000"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text, rest, ok := ParseString(data)
+		if ok {
+			consumed := data[:len(data)-len(rest)]
+			var want string
+			if err := json.Unmarshal(consumed, &want); err != nil {
+				t.Fatalf("ParseString read %q from %q, which encoding/json refuses: %v", text, consumed, err)
+			}
+			if string(text) != want || !utf8.Valid(text) {
+				t.Fatalf("ParseString read %q from %q, encoding/json %q", text, consumed, want)
+			}
+		} else if !bytes.Equal(rest, data) {
+			t.Fatalf("ParseString failed on %q but consumed it", data)
+		}
+		if s := string(data); utf8.ValidString(s) {
+			for _, escapeHTML := range []bool{true, false} {
+				written := bytes.TrimSuffix(encode(t, s, escapeHTML), []byte("\n"))
+				text, rest, ok := ParseString(written)
+				if !ok || len(rest) != 0 || string(text) != s {
+					t.Fatalf("ParseString of %q (encoding/json's of %q): %q, rest %q, ok %v", written, s, text, rest, ok)
+				}
+			}
+		}
+	})
 }

@@ -216,85 +216,13 @@ func (p *parser) key(name string) bool {
 	return true
 }
 
-// str reads a string whose escapes are those encoding/json writes (see appendString) and whose other
-// bytes are UTF-8.
+// str reads a string as run.ParseString does.
 func (p *parser) str(s *string) bool {
-	d := p.data
-	if len(d) == 0 || d[0] != '"' {
-		return false
+	t, rest, ok := run.ParseString(p.data)
+	if ok {
+		*s, p.data = string(t), rest
 	}
-	plain := true
-	end := 1
-	for ; end < len(d) && d[end] != '"'; end++ {
-		switch c := d[end]; {
-		case c < 0x20:
-			return false
-		case c == '\\':
-			plain = false
-			end++ // the escaped character, which may be a quote
-		case c >= utf8.RuneSelf:
-			plain = false
-		}
-	}
-	if end >= len(d) {
-		return false
-	}
-	body := d[1:end]
-	if plain {
-		*s = string(body)
-	} else if t, ok := unquote(body); ok {
-		*s = t
-	} else {
-		return false
-	}
-	p.data = d[end+1:]
-	return true
-}
-
-// unquote reads the body of a JSON string with a backslash or a byte past ASCII in it: the escapes
-// appendString writes (a \u of a UTF-16 surrogate is left to encoding/json), and UTF-8.
-func unquote(body []byte) (string, bool) {
-	if !utf8.Valid(body) {
-		return "", false
-	}
-	t := make([]byte, 0, len(body))
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c != '\\' {
-			t = append(t, c)
-			continue
-		}
-		if i++; i == len(body) {
-			return "", false
-		}
-		switch body[i] {
-		case '"', '\\':
-			t = append(t, body[i])
-		case 'b':
-			t = append(t, '\b')
-		case 'f':
-			t = append(t, '\f')
-		case 'n':
-			t = append(t, '\n')
-		case 'r':
-			t = append(t, '\r')
-		case 't':
-			t = append(t, '\t')
-		case 'u':
-			if i+4 >= len(body) {
-				return "", false
-			}
-			r, err := strconv.ParseUint(string(body[i+1:i+5]), 16, 16)
-			if err != nil || r >= 0xd800 && r < 0xe000 {
-				return "", false
-			}
-			t = utf8.AppendRune(t, rune(r))
-			i += 4
-		default:
-			return "", false
-		}
-	}
-	return string(t), true
+	return ok
 }
 
 // text reads the field name's string when it comes next; absent, v keeps its value.
