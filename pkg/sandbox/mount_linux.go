@@ -114,12 +114,13 @@ func mountView(s StageSpec) error {
 	// directory (a workspace in the host's /tmp) comes back from its descriptor as it was, and would
 	// bring back what a hiding mount made before covered (or never found, the /tmp above it hidden).
 	//
-	// A hidden directory that is itself a writable root (a workspace at /tmp) is not hidden: the command
-	// may write all of it, and binding it back recursively would bring the hiding mount along (it is a
-	// mount inside the root's own source), leaving the root empty.
+	// The private /tmp or /dev/shm is not made where that directory is itself a writable root (a
+	// workspace at /tmp): the command may write all of it, and binding it back recursively would bring
+	// the hiding mount along (a mount inside the root's own source), leaving the root empty. What is
+	// hidden for another reason (denied, sockets) stays hidden, whatever else is asked of it.
 	var inside []string
 	for _, h := range hidden {
-		if slices.Contains(s.Writable, h) {
+		if (h == "/tmp" || h == "/dev/shm") && slices.Contains(s.Writable, h) {
 			continue
 		}
 		if slices.ContainsFunc(s.Writable, func(w string) bool { return h != w && under(h, w) }) {
