@@ -21,6 +21,7 @@ import (
 	"github.com/agentbash/agentbash/pkg/artifact"
 	"github.com/agentbash/agentbash/pkg/executor"
 	"github.com/agentbash/agentbash/pkg/normalize"
+	"github.com/agentbash/agentbash/pkg/raw"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/result"
 	"github.com/agentbash/agentbash/pkg/run"
@@ -305,7 +306,7 @@ func (p *prepared) keepSnapshot(c *sandbox.Confinement) {
 	if err != nil {
 		return // gone meanwhile: the shell says so, as without a sandbox
 	}
-	c.Keep = append(c.Keep, sandbox.Bind{Path: real})
+	c.Keep = append(c.Keep, sandbox.Bind{Path: raw.String(real)})
 	for i, kv := range p.spec.Env {
 		if kv == "BASH_ENV="+p.bashEnv {
 			p.spec.Env[i] = "BASH_ENV=" + real

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentbash/agentbash/pkg/raw"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 	"os"
 	"path/filepath"
@@ -83,7 +84,7 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 	}
 	workspace := ""
 	if p.spec.Sandbox != nil {
-		workspace = p.spec.Sandbox.Workspace
+		workspace = string(p.spec.Sandbox.Workspace)
 	}
 	if err := lease.RunsUnder(req.Resolved.Sandbox, req.Resolved.SandboxFloor, workspace); err != nil {
 		lease.Release()
@@ -128,10 +129,10 @@ func (e *Executor) prepareInSession(ctx context.Context, req request.Command, ca
 		// The state directory is hidden from a sandboxed command: its shell gets the session's own files only.
 		read, write := lease.Files(path)
 		for _, f := range read {
-			c.Keep = append(c.Keep, sandbox.Bind{Path: f})
+			c.Keep = append(c.Keep, sandbox.Bind{Path: raw.String(f)})
 		}
 		for _, f := range write {
-			c.Keep = append(c.Keep, sandbox.Bind{Path: f, Writable: true})
+			c.Keep = append(c.Keep, sandbox.Bind{Path: raw.String(f), Writable: true})
 		}
 	}
 	return p, lease

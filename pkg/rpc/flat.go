@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentbash/agentbash/pkg/raw"
 	"github.com/agentbash/agentbash/pkg/request"
 	"github.com/agentbash/agentbash/pkg/run"
 )
@@ -351,10 +352,10 @@ func (s *flatScanner) value() (flatValue, bool) {
 	return flatValue{}, false
 }
 
-// string reads a JSON string as run.ParseString does, and gives its bytes: a part of data when nothing
+// string reads a JSON string as raw.ParseString does, and gives its bytes: a part of data when nothing
 // in it is escaped, else a copy with the escapes undone.
 func (s *flatScanner) string() ([]byte, bool) {
-	text, rest, ok := run.ParseString(s.data[s.i:])
+	text, rest, ok := raw.ParseString(s.data[s.i:])
 	if ok {
 		s.i = len(s.data) - len(rest)
 	}

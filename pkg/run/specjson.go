@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/agentbash/agentbash/pkg/raw"
 )
 
 // specFields is a Spec without its methods: what encoding/json makes of its fields by reflection.
@@ -92,7 +92,7 @@ func AppendString(b []byte, s string) ([]byte, error) { return appendValue(b, s)
 // appendValue appends encoding/json's encoding of v to b, without HTML escaping; a plain string (see
 // plain) is itself between quotes.
 func appendValue(b []byte, v any) ([]byte, error) {
-	if s, ok := v.(string); ok && plain(s) {
+	if s, ok := v.(string); ok && raw.Plain(s) {
 		return append(append(append(b, '"'), s...), '"'), nil
 	}
 	var buf bytes.Buffer
@@ -105,7 +105,7 @@ func appendValue(b []byte, v any) ([]byte, error) {
 }
 
 // UnmarshalJSON reads s as encoding/json would (a test holds the two equal): a spec as MarshalJSON writes
-// one (its fields in their order, no blanks, strings that ParseString reads, no sandbox or terminal:
+// one (its fields in their order, no blanks, strings that raw.ParseString reads, no sandbox or terminal:
 // every plain run's and task's, whatever its command holds) is read here, anything else by encoding/json.
 // Decoding a spec by reflection on a supervisor's first request was a quarter of a millisecond, cold, on
 // the run's way to its shell, and 20 µs warm for a command with a quote in it. As with encoding/json, a
@@ -205,9 +205,9 @@ func (p *specParser) lit(s string) bool {
 	return true
 }
 
-// text reads a JSON string as ParseString does.
+// text reads a JSON string as raw.ParseString does.
 func (p *specParser) text() (string, bool) {
-	t, rest, ok := ParseString(p.data)
+	t, rest, ok := raw.ParseString(p.data)
 	if ok {
 		p.data = rest
 	}
@@ -230,9 +230,9 @@ func (p *specParser) raw(r *Raw) bool {
 	return ok
 }
 
-// list reads an array of strings as parseList does.
+// list reads an array of strings as raw.ParseList does.
 func (p *specParser) list(l *RawList) bool {
-	list, rest, ok := parseList(p.data)
+	list, rest, ok := raw.ParseList(p.data)
 	if ok {
 		*l, p.data = list, rest
 	}
@@ -269,119 +269,4 @@ func ParseInt(data []byte) (n int64, rest []byte, ok bool) {
 		return 0, data, false
 	}
 	return v, data[end:], true
-}
-
-// ParseString reads the JSON string at the start of data when encoding/json would read it as it is
-// written: escapes as JSON has them (\uXXXX included, a surrogate pair as the one character it encodes)
-// and UTF-8 between them. It returns the string's text — a part of data when nothing in it is escaped,
-// else a new slice — and the rest of data. ok is false for anything else, and for what encoding/json
-// reads only by replacing it with U+FFFD (bytes that are not UTF-8, a lone surrogate): the caller then
-// gives the whole message to encoding/json, whose text and errors are the reference. It is the one
-// string reader of the hand-written codecs (a spec here, pkg/supervisor's messages, pkg/rpc's flat
-// requests); FuzzParseString holds it equal to encoding/json.
-func ParseString(data []byte) (text, rest []byte, ok bool) {
-	if len(data) == 0 || data[0] != '"' {
-		return nil, data, false
-	}
-	ascii := true
-	for i := 1; i < len(data); i++ {
-		switch c := data[i]; {
-		case c == '"':
-			if !ascii && !utf8.Valid(data[1:i]) {
-				return nil, data, false
-			}
-			return data[1:i], data[i+1:], true
-		case c < 0x20:
-			return nil, data, false
-		case c == '\\':
-			return unescapeString(data, i)
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, data, false
-}
-
-// unescapeString is ParseString from the first backslash, at data[i], on.
-func unescapeString(data []byte, i int) (text, rest []byte, ok bool) {
-	out := append(make([]byte, 0, len(data)), data[1:i]...)
-	for i < len(data) {
-		c := data[i]
-		switch {
-		case c == '"':
-			if !utf8.Valid(out) {
-				return nil, data, false
-			}
-			return out, data[i+1:], true
-		case c < 0x20:
-			return nil, data, false
-		case c != '\\':
-			out = append(out, c)
-			i++
-			continue
-		}
-		if i+1 == len(data) {
-			return nil, data, false
-		}
-		switch e := data[i+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(data[i+2:])
-			if !ok {
-				return nil, data, false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				// Only a high surrogate with its low one after it is a character; encoding/json turns
-				// anything else into U+FFFD, which is left to it.
-				lo, ok := rune(0), false
-				if len(data) > i+1 && data[i] == '\\' && data[i+1] == 'u' {
-					lo, ok = hex4(data[i+2:])
-				}
-				if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
-					return nil, data, false
-				}
-				i += 6
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return nil, data, false
-		}
-		i += 2
-	}
-	return nil, data, false
-}
-
-// hex4 reads the four hexadecimal digits of a \u escape at the start of b.
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentbash/agentbash/pkg/console"
 	"github.com/agentbash/agentbash/pkg/sandbox"
@@ -199,39 +198,4 @@ func TestSpecUnmarshalJSON(t *testing.T) {
 			t.Errorf("message of %s:\ngot  %+v (%v)\nwant %+v (%v)", text, got.Spec, gotErr, want.Spec, wantErr)
 		}
 	}
-}
-
-// ParseString reads a string as encoding/json does or not at all: what it reads, encoding/json reads to
-// the same text, with nothing replaced; and every string encoding/json writes (HTML escaped or not) of valid
-// UTF-8 it reads, to the string written.
-func FuzzParseString(f *testing.F) {
-	for _, s := range []string{`"a"`, `""`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\u00E9"`, `"\ud83d\ude42"`, `"\ud83d"`,
-		`"\ude42\ud83d"`, `"\ud83d\u0041"`, `"\u12"`, `"\'"`, `"é🙂"`, "\"\xff\"", "\"\x01\"", `"a`, `"a\`, `x"`,
-		`"a"rest`, `"\u0026\u003c\u003e\u2028"`, `"\uFFFD"`, `"\u0000"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		text, rest, ok := ParseString(data)
-		if ok {
-			consumed := data[:len(data)-len(rest)]
-			var want string
-			if err := json.Unmarshal(consumed, &want); err != nil {
-				t.Fatalf("ParseString read %q from %q, which encoding/json refuses: %v", text, consumed, err)
-			}
-			if string(text) != want || !utf8.Valid(text) {
-				t.Fatalf("ParseString read %q from %q, encoding/json %q", text, consumed, want)
-			}
-		} else if !bytes.Equal(rest, data) {
-			t.Fatalf("ParseString failed on %q but consumed it", data)
-		}
-		if s := string(data); utf8.ValidString(s) {
-			for _, escapeHTML := range []bool{true, false} {
-				written := bytes.TrimSuffix(encode(t, s, escapeHTML), []byte("\n"))
-				text, rest, ok := ParseString(written)
-				if !ok || len(rest) != 0 || string(text) != s {
-					t.Fatalf("ParseString of %q (encoding/json's of %q): %q, rest %q, ok %v", written, s, text, rest, ok)
-				}
-			}
-		}
-	})
 }

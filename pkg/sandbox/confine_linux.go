@@ -34,7 +34,7 @@ func confine(c Confinement) error {
 	// there is nothing to write to, and go-landlock skips it (IgnoreIfMissing). A writable root or kept
 	// file that went missing is an error.
 	root := func(p string) bool {
-		return slices.Contains(c.Writable, p) || slices.ContainsFunc(c.Keep, func(k Bind) bool { return k.Path == p })
+		return slices.Contains(c.Writable, p) || slices.ContainsFunc(c.Keep, func(k Bind) bool { return string(k.Path) == p })
 	}
 	for _, p := range append(slices.Clone(dirs), files...) {
 		// go-landlock opens each path following links: none may have become one since the policy was resolved.
@@ -102,7 +102,7 @@ func writableRules(c Confinement) (dirs, files []string) {
 	}
 	for _, k := range c.Keep {
 		if k.Writable {
-			files = append(files, k.Path)
+			files = append(files, string(k.Path))
 		}
 	}
 	return dirs, files

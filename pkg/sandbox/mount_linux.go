@@ -57,14 +57,15 @@ func mountView(s StageSpec) error {
 	}
 	roots := len(backs)
 	for _, k := range s.Keep {
-		if err := hold(k.Path, k.Writable); err != nil {
+		if err := hold(string(k.Path), k.Writable); err != nil {
 			return err
 		}
 	}
 	hidden := append(append([]string{"/tmp", "/dev/shm"}, s.HideSockets...), s.Hide...)
-	if !slices.ContainsFunc(s.Writable, func(w string) bool { return under(s.Dir, w) }) &&
-		slices.ContainsFunc(hidden, func(h string) bool { return under(s.Dir, h) }) {
-		if err := hold(s.Dir, false); err != nil { // a working directory in a hidden place, read-only
+	dir := string(s.Dir)
+	if !slices.ContainsFunc(s.Writable, func(w string) bool { return under(dir, w) }) &&
+		slices.ContainsFunc(hidden, func(h string) bool { return under(dir, h) }) {
+		if err := hold(dir, false); err != nil { // a working directory in a hidden place, read-only
 			return err
 		}
 	}

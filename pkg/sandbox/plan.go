@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentbash/agentbash/pkg/proxy"
+	"github.com/agentbash/agentbash/pkg/raw"
 )
 
 // Place is what the place that runs a command knows and a policy's paths are resolved against.
@@ -32,8 +33,8 @@ type Place struct {
 
 // Bind is one file bound into the sandbox at its own path.
 type Bind struct {
-	Path     string `json:"path"`
-	Writable bool   `json:"writable,omitempty"`
+	Path     raw.String `json:"path"`
+	Writable bool       `json:"writable,omitempty"`
 }
 
 // Confinement is a resolved policy as the stage enforces it (docs/architecture.md, "The sandbox"): every
@@ -46,23 +47,23 @@ type Confinement struct {
 	Enforced []Mechanism `json:"enforced"`
 	// Writable is the directories writes may go to (besides the private /tmp and /dev/shm of the namespaced
 	// level, and Keep's writable files).
-	Writable []string `json:"writable,omitempty"`
+	Writable raw.List `json:"writable,omitempty"`
 	// ReadOnly is paths inside Writable that stay read-only: agentbash's own directories, a repository's
 	// .git/hooks and .git/config (namespaced level: read-only binds; writes-only: left out of the rules).
-	ReadOnly []string `json:"readOnly,omitempty"`
+	ReadOnly raw.List `json:"readOnly,omitempty"`
 	// Hide is what reads as empty: directories get an empty read-only tmpfs, files /dev/null.
-	Hide []string `json:"hide,omitempty"`
+	Hide raw.List `json:"hide,omitempty"`
 	// HideSockets is where the host's unix sockets live (/run, /var/run, $XDG_RUNTIME_DIR): empty tmpfs.
-	HideSockets []string `json:"hideSockets,omitempty"`
+	HideSockets raw.List `json:"hideSockets,omitempty"`
 	Keep        []Bind   `json:"keep,omitempty"`
 	// Pins are the directories between a writable root and a hidden or read-only path inside it: each is made
 	// a mount point, which cannot be renamed or removed, so the protected path cannot be moved away (and a
 	// new one put in its place, or its hidden contents read under a new name by a later command).
-	Pins []string `json:"pins,omitempty"`
+	Pins raw.List `json:"pins,omitempty"`
 	// Dir is the working directory, entered again once the mounts are made.
-	Dir string `json:"dir"`
+	Dir raw.String `json:"dir"`
 	// Workspace is the directory writable as the workspace in workspace-write (in Writable then).
-	Workspace string `json:"workspace,omitempty"`
+	Workspace raw.String `json:"workspace,omitempty"`
 	// AllowHosts is what the proxy of network proxy lets through: canonical `host:port` patterns (pkg/proxy).
 	// Empty with network proxy reaches nothing. Narrowed are those of them that keep a wildcard's limits
 	// (Policy.Narrowed).
@@ -86,7 +87,7 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	if err != nil {
 		return Confinement{}, err
 	}
-	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: place.Dir}
+	c := Confinement{Mode: orMode(r.Mode), Network: orNet(r.Network), Enforced: r.Needs(), Dir: raw.String(place.Dir)}
 	if c.Network == NetworkProxy {
 		allow, _ := proxy.ParseAllowList(r.AllowHosts) // Check read them
 		c.AllowHosts, c.Narrowed = allow.Strings(), slices.Clone(r.Narrowed)
@@ -120,7 +121,7 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		return Confinement{}, fmt.Errorf("sandbox: the working directory %s is reached through a symbolic link "+
 			"(it is %s): name the directory itself", filepath.Clean(place.Dir), dir)
 	}
-	c.Dir = dir
+	c.Dir = raw.String(dir)
 	if d := denied(dir); d != "" && c.Namespaced() {
 		return Confinement{}, fmt.Errorf("sandbox: the working directory %s is inside the denied path %s: "+
 			"run it elsewhere, or take the path out of sandbox.denyRead", dir, d)
@@ -146,7 +147,7 @@ func Plan(p Policy, place Place) (Confinement, error) {
 			return Confinement{}, fmt.Errorf("sandbox: the workspace %s is inside the denied path %s", ws, d)
 		}
 		if ws != "" {
-			c.Workspace = ws
+			c.Workspace = raw.String(ws)
 			c.Writable = append(c.Writable, ws)
 		}
 		c.Writable = append(c.Writable, r.Writable...)
@@ -325,7 +326,7 @@ func (c Confinement) Hint(output string) string {
 			return "the sandbox is read-only: only the private /tmp is writable (it is gone after the command); " +
 				"changing files needs --sandbox workspace-write, which the user who starts agentbash sets"
 		}
-		for _, path := range pathsIn(orig, c.Dir) {
+		for _, path := range pathsIn(orig, string(c.Dir)) {
 			if i := slices.IndexFunc(c.ReadOnly, func(ro string) bool { return under(path, ro) }); i >= 0 {
 				return fmt.Sprintf("%s is read-only in the sandbox: a repository's .git/hooks and .git/config and "+
 					"agentbash's own directories are never writable from inside; change it outside the sandbox",
@@ -402,9 +403,9 @@ func (c Confinement) writableHint() string {
 	}
 	where := tmp
 	if len(c.Writable) > 0 {
-		dirs := slices.Clone(c.Writable)
-		if i := slices.Index(dirs, c.Workspace); i > 0 { // the workspace first
-			dirs = append(append([]string{c.Workspace}, dirs[:i]...), dirs[i+1:]...)
+		dirs := slices.Clone([]string(c.Writable))
+		if i := slices.Index(dirs, string(c.Workspace)); i > 0 { // the workspace first
+			dirs = append(append([]string{string(c.Workspace)}, dirs[:i]...), dirs[i+1:]...)
 		}
 		where = strings.Join(dirs, ", ") + " and " + tmp
 	}

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/agentbash/agentbash/pkg/proxy"
+	"github.com/agentbash/agentbash/pkg/raw"
 )
 
 // StageCommand is the hidden command a sandboxed run's shell is started through (pkg/reexec): it reads a
@@ -22,10 +23,10 @@ const StageCommand = "__sandbox"
 // confined. Files is how many descriptors the command gets from 3 up (they reach the stage from 5 up).
 type StageSpec struct {
 	Confinement
-	Path  string   `json:"path"` // the program to exec (Argv[0] as the parent looked it up)
-	Argv  []string `json:"argv"`
-	Env   []string `json:"env"`
-	Files int      `json:"files,omitempty"`
+	Path  raw.String `json:"path"` // the program to exec (Argv[0] as the parent looked it up)
+	Argv  raw.List   `json:"argv"`
+	Env   raw.List   `json:"env"`
+	Files int        `json:"files,omitempty"`
 }
 
 // The stage's descriptors: the spec to read, the report to write (a SOCK_SEQPACKET socket, closed on exec:
@@ -75,7 +76,7 @@ func Wrap(cmd *exec.Cmd, c Confinement) (*Stage, error) {
 	// The running binary itself, not its path: no directory on the way needs to be searchable by this user,
 	// and a binary replaced on disk meanwhile is not the one that starts.
 	const self = "/proc/self/exe"
-	spec := StageSpec{Confinement: c, Path: cmd.Path, Argv: cmd.Args, Env: cmd.Env, Files: len(cmd.ExtraFiles)}
+	spec := StageSpec{Confinement: c, Path: raw.String(cmd.Path), Argv: cmd.Args, Env: cmd.Env, Files: len(cmd.ExtraFiles)}
 	if spec.Env == nil {
 		spec.Env = os.Environ()
 	}

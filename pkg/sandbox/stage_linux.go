@@ -98,7 +98,7 @@ func stage(spec StageSpec) error {
 			spec.Env = proxyEnv(spec.Env, port)
 		}
 	}
-	if err := unix.Chdir(spec.Dir); err != nil {
+	if err := unix.Chdir(string(spec.Dir)); err != nil {
 		return &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("enter the working directory %s: %v", spec.Dir, err)}
 	}
 	for i := range spec.Files {
@@ -116,7 +116,7 @@ func stage(spec StageSpec) error {
 	}
 	path := spec.Argv[0]
 	if spec.Path != "" {
-		path = spec.Path
+		path = string(spec.Path)
 	}
 	err := syscall.Exec(path, spec.Argv, spec.Env)
 	u := &Unavailable{Mechanism: "stage", Reason: fmt.Sprintf("run %s: %v", path, err)}

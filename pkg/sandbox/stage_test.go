@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentbash/agentbash/internal/asuser"
+	"github.com/agentbash/agentbash/pkg/raw"
 	"github.com/agentbash/agentbash/pkg/sandbox"
 )
 
@@ -93,7 +94,7 @@ func newFixture(t *testing.T) fixture {
 
 func (f fixture) place() sandbox.Place {
 	return sandbox.Place{Home: f.home, Own: []string{f.own}, Hidden: []string{f.state},
-		Keep: []sandbox.Bind{{Path: f.keep, Writable: true}}}
+		Keep: []sandbox.Bind{{Path: raw.String(f.keep), Writable: true}}}
 }
 
 func needNamespaces(t *testing.T) {
@@ -348,7 +349,7 @@ func TestStageCarvedEntriesVanish(t *testing.T) {
 	if os.Mkdir(own, 0o755) != nil || os.Mkdir(sub, 0o755) != nil {
 		t.Fatal("mkdir")
 	}
-	c := sandbox.Confinement{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Dir: w,
+	c := sandbox.Confinement{Mode: sandbox.ModeWorkspaceWrite, Network: sandbox.NetworkOn, Dir: raw.String(w),
 		Enforced: []sandbox.Mechanism{sandbox.LandlockFS, sandbox.LandlockScope, sandbox.Seccomp},
 		Writable: []string{w}, ReadOnly: []string{own}}
 	stop := make(chan struct{})

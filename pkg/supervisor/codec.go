@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/agentbash/agentbash/pkg/raw"
 	"github.com/agentbash/agentbash/pkg/run"
 )
 
@@ -216,9 +217,9 @@ func (p *parser) key(name string) bool {
 	return true
 }
 
-// str reads a string as run.ParseString does.
+// str reads a string as raw.ParseString does.
 func (p *parser) str(s *string) bool {
-	t, rest, ok := run.ParseString(p.data)
+	t, rest, ok := raw.ParseString(p.data)
 	if ok {
 		*s, p.data = string(t), rest
 	}
