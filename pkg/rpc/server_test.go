@@ -511,6 +511,31 @@ func TestTaskRequests(t *testing.T) {
 	}
 }
 
+// A task's task_done comes when it ends, whatever tasks started before it still run: the watcher looks at
+// each task once a tick and waits on none (it once waited on the first, a dev server, and held back every
+// other task's end behind it).
+func TestTaskDoneNotHeldBehindLongerTask(t *testing.T) {
+	s := serve(t)
+	s.send(`{"id":"long","type":"start","command":"exec sleep 30"}`)
+	long := s.next().result(t).Details.TaskID
+	s.send(`{"id":"short","type":"start","command":"exit 3"}`)
+	short := s.next().result(t).Details.TaskID
+	start := time.Now()
+	done := s.next()
+	if done.Type != TypeTaskDone || done.TaskID != short || *done.result(t).Details.ExitCode != 3 {
+		t.Fatalf("first event %+v, want task_done of %s (exit 3) while %s runs", done, short, long)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("task_done of %s came after %v", short, d)
+	}
+	s.send(fmt.Sprintf(`{"id":"k","type":"kill","taskId":%q}`, long))
+	for {
+		if m := s.next(); m.Type == TypeTaskDone && m.TaskID == long {
+			break
+		}
+	}
+}
+
 // TestTargets: a request's target picks the service of that place (here a second local place with its own
 // directories and PLACE=second in its shell environment, opened as the allowed target ssh://second): its
 // command runs there, its task is watched and reached there, and only there; a target the server does not
