@@ -40,9 +40,10 @@ func newMCPCmd(info BuildInfo, ios IO) *cobra.Command {
 		Use:   "mcp [flags]",
 		Short: "Serve the bash tools to an MCP client (Claude Code, Codex, Cursor, …) on stdin and stdout",
 		Long: `Run a Model Context Protocol server on stdin and stdout, so an MCP client (Claude Code, Codex, Cursor,
-Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers four
+Gemini CLI, the MCP Inspector, an agent built on an MCP SDK) gets agentbash as its bash tool. It offers five
 tools: bash runs a command (or starts it in the background), bash_output reads what a background task
-printed since the last read, bash_kill stops a task and everything it started, bash_tasks lists the tasks.
+printed since the last read, bash_input types into a task started with a terminal or a stdin pipe,
+bash_kill stops a task and everything it started, bash_tasks lists the tasks.
 Each result is the one agentbash run prints: the text the model reads, the details and that same text (as
 output) as structured content, under each tool's declared output schema, and isError when the command
 failed, timed out or was blocked.

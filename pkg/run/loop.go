@@ -731,11 +731,23 @@ func union(a, b []int) []int {
 // left running are not killed).
 func leftoverWarning(pids []int, tty bool) string {
 	if tty {
-		return fmt.Sprintf("%d process(es) the command started are still running (pids %v); the terminal closed with "+
-			"the shell, so their writes to it fail: redirect their output (`server > log 2>&1 &`)", len(pids), pids)
+		return fmt.Sprintf("%d process(es) the command started are still running (pids %s); the terminal closed with "+
+			"the shell, so their writes to it fail: redirect their output (`server > log 2>&1 &`)", len(pids), PidsText(pids))
 	}
-	return fmt.Sprintf("%d process(es) the command started are still running (pids %v); one that writes to the "+
-		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), pids)
+	return fmt.Sprintf("%d process(es) the command started are still running (pids %s); one that writes to the "+
+		"closed output pipe will get SIGPIPE: redirect its output (`server > log 2>&1 &`)", len(pids), PidsText(pids))
+}
+
+// PidsText is a list of process ids as a warning shows one: "4086 4090".
+func PidsText(pids []int) string {
+	b := make([]byte, 0, 8*len(pids))
+	for i, p := range pids {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(p), 10)
+	}
+	return string(b)
 }
 
 // setStatus records how the shell ended.

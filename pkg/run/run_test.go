@@ -647,3 +647,18 @@ func TestRunDrainReadsWhatThePipeHolds(t *testing.T) {
 		})
 	}
 }
+
+// A warning names processes by their ids, a space between two (the task's leftover text does the same).
+func TestPidsText(t *testing.T) {
+	for _, tt := range []struct {
+		pids []int
+		want string
+	}{{nil, ""}, {[]int{4086}, "4086"}, {[]int{4086, 4090, 7}, "4086 4090 7"}} {
+		if got := PidsText(tt.pids); got != tt.want {
+			t.Errorf("PidsText(%v) = %q, want %q", tt.pids, got, tt.want)
+		}
+		if w := leftoverWarning(tt.pids, false); strings.Contains(w, "[") {
+			t.Errorf("warning %q shows a Go slice", w)
+		}
+	}
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -105,12 +103,8 @@ func (d *detached) finished(ctx context.Context, outcome run.Outcome, summary si
 		d.rec.Leftovers = len(outcome.LeftoverPids)
 		if len(outcome.LeftoverPids) > 0 {
 			// A task keeps what its shell left (ownLeftovers): say so, and how to end them.
-			pids := make([]string, len(outcome.LeftoverPids))
-			for i, p := range outcome.LeftoverPids {
-				pids[i] = strconv.Itoa(p)
-			}
 			outcome.Warnings = append(outcome.Warnings, fmt.Sprintf(texts.TaskLeftoversKept,
-				len(pids), strings.Join(pids, " "), d.id))
+				len(outcome.LeftoverPids), run.PidsText(outcome.LeftoverPids), d.id))
 		}
 		d.rec.Outcome, d.rec.Summary = &outcome, &summary
 		if summary.ArtifactID != "" {
