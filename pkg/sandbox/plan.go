@@ -338,6 +338,9 @@ func (c Confinement) Hint(output string) string {
 			}
 		}
 	}
+	if h := c.missingHint(output); h != "" {
+		return h
+	}
 	// With the proxy, a connection or a name that failed on its own (not a proxy's answer, which says what
 	// it refused) is a program that went around it.
 	if c.Network == NetworkOff || c.Network == NetworkProxy && !strings.Contains(lower, "agentbash sandbox proxy:") {
@@ -361,6 +364,34 @@ func (c Confinement) Hint(output string) string {
 			return "the sandbox's network is off: nothing but the command's own loopback is reachable, and no " +
 				"name resolves; a command that needs the network must run with --sandbox-network on (or proxy with " +
 				"--sandbox-allow-host HOST:PORT), which the user who starts agentbash sets"
+		}
+	}
+	return ""
+}
+
+// missingHint is the hint for a path the command did not find because the sandbox hides it (a line with
+// "No such file or directory" that names it): a denied path (sandbox.denyRead), or, in a namespaced
+// sandbox, a path in the host's /tmp or /dev/shm that is there on the host but not in the private one.
+func (c Confinement) missingHint(output string) string {
+	for orig := range strings.Lines(output) {
+		if !strings.Contains(strings.ToLower(orig), "no such file or directory") {
+			continue
+		}
+		for _, path := range pathsIn(orig, string(c.Dir)) {
+			if i := slices.IndexFunc(c.Hide, func(h string) bool { return under(path, h) }); i >= 0 {
+				return fmt.Sprintf("%s is hidden in the sandbox (sandbox.denyRead): it reads as empty from inside; "+
+					"a command that needs it must run without that entry, which the user who starts agentbash sets",
+					c.Hide[i])
+			}
+			if !c.Namespaced() || !under(path, "/tmp") && !under(path, "/dev/shm") ||
+				slices.ContainsFunc(c.Writable, func(w string) bool { return under(path, w) }) {
+				continue
+			}
+			if _, err := os.Lstat(path); err == nil {
+				return fmt.Sprintf("%s is on the host but not in the sandbox: its /tmp and /dev/shm are private and "+
+					"empty at each command's start; keep what the command needs outside them (or make /tmp itself the "+
+					"workspace: cd /tmp)", path)
+			}
 		}
 	}
 	return ""
