@@ -114,16 +114,9 @@ func mountView(s StageSpec) error {
 	// What lies inside a writable root is hidden once the root is bound back: a root under a hidden
 	// directory (a workspace in the host's /tmp) comes back from its descriptor as it was, and would
 	// bring back what a hiding mount made before covered (or never found, the /tmp above it hidden).
-	//
-	// The private /tmp or /dev/shm is not made where that directory is itself a writable root (a
-	// workspace at /tmp): the command may write all of it, and binding it back recursively would bring
-	// the hiding mount along (a mount inside the root's own source), leaving the root empty. What is
-	// hidden for another reason (denied, sockets) stays hidden, whatever else is asked of it.
+	// (A writable root is never /tmp or /dev/shm itself: Plan refuses it.)
 	var inside []string
 	for _, h := range hidden {
-		if (h == "/tmp" || h == "/dev/shm") && slices.Contains(s.Writable, h) {
-			continue
-		}
 		if slices.ContainsFunc(s.Writable, func(w string) bool { return h != w && under(h, w) }) {
 			inside = append(inside, h)
 			continue

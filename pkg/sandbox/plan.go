@@ -154,6 +154,22 @@ func Plan(p Policy, place Place) (Confinement, error) {
 		c.Writable = append(c.Writable, r.CacheDirs...)
 	}
 	c.Writable = outermost(c.Writable)
+	if c.Namespaced() {
+		// The host's /tmp and /dev/shm hold other programs' sockets (tmux, an ssh agent, X11): writable, they
+		// would be the command's to connect to, and through them to act outside. A namespaced sandbox gives a
+		// private one of each instead; a workspace is a directory of its own.
+		for _, shared := range []string{"/tmp", "/dev/shm"} {
+			if slices.Contains(c.Writable, shared) {
+				what := "sandbox.writable holds " + shared
+				if string(c.Workspace) == shared {
+					what = "the working directory is " + shared
+				}
+				return Confinement{}, fmt.Errorf("sandbox: %s, which would make the host's %s writable, with the "+
+					"sockets of other programs in it (tmux, an ssh agent): the sandbox has a private %s; run the "+
+					"command in a directory of its own (mkdir %s/work; --cwd %s/work)", what, shared, shared, shared, shared)
+			}
+		}
+	}
 	for d, err := range unmade {
 		if slices.ContainsFunc(c.Writable, func(w string) bool { return under(filepath.Clean(d), w) }) {
 			return Confinement{}, err
@@ -389,8 +405,8 @@ func (c Confinement) missingHint(output string) string {
 			}
 			if _, err := os.Lstat(path); err == nil {
 				return fmt.Sprintf("%s is on the host but not in the sandbox: its /tmp and /dev/shm are private and "+
-					"empty at each command's start; keep what the command needs outside them (or make /tmp itself the "+
-					"workspace: cd /tmp)", path)
+					"empty at each command's start; keep what the command needs outside them, in the workspace or "+
+					"another directory", path)
 			}
 		}
 	}
