@@ -143,8 +143,8 @@ type flatValue struct {
 }
 
 // read reads line, a JSON object with nothing but blanks around it. It is false for anything decodeFlat
-// leaves to decodeJSON: another key, a key twice, an array or an object as a value, a string with a \u
-// escape or bytes that are not UTF-8, or anything that is not JSON.
+// leaves to decodeJSON: another key, a key twice, an array or an object as a value, a string raw.ParseString
+// leaves to encoding/json (bytes that are not UTF-8, a lone surrogate), or anything that is not JSON.
 func (f *flatFields) read(line []byte) bool {
 	s := flatScanner{data: line}
 	s.blanks()

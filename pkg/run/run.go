@@ -96,8 +96,8 @@ type Streams struct {
 }
 
 // Seconds is s seconds as a duration, the one conversion of the seconds that travel on every wire (a
-// settled command, a task record, an rpc or MCP wait): not a number or ≤ 0 is 0, and past a century is a
-// century (the JSON numbers a caller sends may be huge).
+// settled command, a task record, an rpc or MCP wait): not a number or ≤ 0 is 0, above 0 at least a
+// nanosecond, and past a century is a century (the JSON numbers a caller sends may be huge).
 func Seconds(s float64) time.Duration {
 	const century = 100 * 365 * 24 * time.Hour
 	switch {
@@ -106,7 +106,8 @@ func Seconds(s float64) time.Duration {
 	case s >= century.Seconds():
 		return century
 	}
-	return time.Duration(s * float64(time.Second))
+	// A positive wait below a nanosecond must not become 0, which is "no limit" to a task store's Wait.
+	return max(time.Duration(s*float64(time.Second)), time.Nanosecond)
 }
 
 // ClientGoneGrace is the time between SIGTERM and SIGKILL of a run's tree once its client is gone (a

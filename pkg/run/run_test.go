@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -659,6 +660,21 @@ func TestPidsText(t *testing.T) {
 		}
 		if w := leftoverWarning(tt.pids, false); strings.Contains(w, "[") {
 			t.Errorf("warning %q shows a Go slice", w)
+		}
+	}
+}
+
+// Seconds: a wait above 0 is never 0 (a task store's "no limit"), however small; ≤ 0 and NaN are 0; past a
+// century is a century.
+func TestSeconds(t *testing.T) {
+	century := 100 * 365 * 24 * time.Hour
+	for _, tt := range []struct {
+		s    float64
+		want time.Duration
+	}{{0, 0}, {-1, 0}, {math.NaN(), 0}, {1e-10, time.Nanosecond}, {1e-9, time.Nanosecond}, {0.5, 500 * time.Millisecond},
+		{300, 300 * time.Second}, {1e300, century}, {math.Inf(1), century}} {
+		if got := Seconds(tt.s); got != tt.want {
+			t.Errorf("Seconds(%v) = %v, want %v", tt.s, got, tt.want)
 		}
 	}
 }

@@ -90,7 +90,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 func AppendString(b []byte, s string) ([]byte, error) { return appendValue(b, s) }
 
 // appendValue appends encoding/json's encoding of v to b, without HTML escaping; a plain string (see
-// plain) is itself between quotes.
+// raw.Plain) is itself between quotes.
 func appendValue(b []byte, v any) ([]byte, error) {
 	if s, ok := v.(string); ok && raw.Plain(s) {
 		return append(append(append(b, '"'), s...), '"'), nil

@@ -155,18 +155,21 @@ func Plan(p Policy, place Place) (Confinement, error) {
 	}
 	c.Writable = outermost(c.Writable)
 	if c.Namespaced() {
-		// The host's /tmp and /dev/shm hold other programs' sockets (tmux, an ssh agent, X11): writable, they
-		// would be the command's to connect to, and through them to act outside. A namespaced sandbox gives a
-		// private one of each instead; a workspace is a directory of its own.
-		for _, shared := range []string{"/tmp", "/dev/shm"} {
-			if slices.Contains(c.Writable, shared) {
-				what := "sandbox.writable holds " + shared
-				if string(c.Workspace) == shared {
-					what = "the working directory is " + shared
-				}
-				return Confinement{}, fmt.Errorf("sandbox: %s, which would make the host's %s writable, with the "+
-					"sockets of other programs in it (tmux, an ssh agent): the sandbox has a private %s; run the "+
-					"command in a directory of its own (mkdir %s/work; --cwd %s/work)", what, shared, shared, shared, shared)
+		// The host's /tmp and /dev/shm are other programs' too: their sockets (tmux, an ssh agent, X11) and
+		// shared memory, which a command can use to act outside even on a read-only mount. A namespaced
+		// sandbox gives a private one of each instead, and refuses the host's as its working directory or a
+		// writable path.
+		for _, shared := range []struct{ dir, holds string }{
+			{"/tmp", "other programs' sockets (tmux, an ssh agent)"}, {"/dev/shm", "other programs' shared memory"}} {
+			switch {
+			case string(c.Dir) == shared.dir:
+				return Confinement{}, fmt.Errorf("sandbox: the working directory is %s, the host's, which holds %s: "+
+					"the sandbox has a private %s instead; run the command in a directory of its own (mkdir %s/work; "+
+					"--cwd %s/work)", shared.dir, shared.holds, shared.dir, shared.dir, shared.dir)
+			case slices.Contains(c.Writable, shared.dir):
+				return Confinement{}, fmt.Errorf("sandbox: sandbox.writable holds %s, the host's, which holds %s: the "+
+					"sandbox has a private %s instead; name a directory of its own there (%s/cache, say)",
+					shared.dir, shared.holds, shared.dir, shared.dir)
 			}
 		}
 	}
@@ -386,27 +389,34 @@ func (c Confinement) Hint(output string) string {
 }
 
 // missingHint is the hint for a path the command did not find because the sandbox hides it (a line with
-// "No such file or directory" that names it): a denied path (sandbox.denyRead), or, in a namespaced
-// sandbox, a path in the host's /tmp or /dev/shm that is there on the host but not in the private one.
+// "No such file or directory" that names it): a hidden path (sandbox.denyRead, agentbash's own state), or,
+// in a namespaced sandbox, a path in its private /tmp or /dev/shm that nothing of the host's is bound at
+// (the working directory, the writable and kept paths are). It says what the sandbox is, never what the
+// host has: a command could print such lines to learn which of the host's paths exist.
 func (c Confinement) missingHint(output string) string {
+	mounted := slices.Concat([]string{string(c.Dir)}, c.Writable, c.ReadOnly)
+	for _, k := range c.Keep {
+		mounted = append(mounted, string(k.Path))
+	}
 	for orig := range strings.Lines(output) {
 		if !strings.Contains(strings.ToLower(orig), "no such file or directory") {
 			continue
 		}
 		for _, path := range pathsIn(orig, string(c.Dir)) {
 			if i := slices.IndexFunc(c.Hide, func(h string) bool { return under(path, h) }); i >= 0 {
-				return fmt.Sprintf("%s is hidden in the sandbox (sandbox.denyRead): it reads as empty from inside; "+
-					"a command that needs it must run without that entry, which the user who starts agentbash sets",
-					c.Hide[i])
+				return fmt.Sprintf("%s is hidden in the sandbox (sandbox.denyRead, or agentbash's own state): it "+
+					"reads as empty from inside; a command that needs it runs without that entry, which the user who "+
+					"starts agentbash sets", c.Hide[i])
 			}
-			if !c.Namespaced() || !under(path, "/tmp") && !under(path, "/dev/shm") ||
-				slices.ContainsFunc(c.Writable, func(w string) bool { return under(path, w) }) {
+			if !c.Namespaced() || slices.ContainsFunc(mounted, func(m string) bool { return m != "" && under(path, m) }) {
 				continue
 			}
-			if _, err := os.Lstat(path); err == nil {
-				return fmt.Sprintf("%s is on the host but not in the sandbox: its /tmp and /dev/shm are private and "+
-					"empty at each command's start; keep what the command needs outside them, in the workspace or "+
-					"another directory", path)
+			for _, private := range []string{"/tmp", "/dev/shm"} {
+				if under(path, private) {
+					return fmt.Sprintf("%s is in the sandbox's private %s, which starts empty at each command: the "+
+						"host's %s is not seen from inside; keep what the command needs in the workspace or another "+
+						"directory", path, private, private)
+				}
 			}
 		}
 	}
@@ -418,7 +428,7 @@ func (c Confinement) missingHint(output string) string {
 func pathsIn(line, dir string) []string {
 	var out []string
 	add := func(p string) {
-		p = strings.Trim(p, " \t\n.,;()[]")
+		p = strings.TrimRight(strings.TrimLeft(p, " \t\n,;(["), " \t\n.,;)]") // not a leading dot: ./tmp is relative
 		if p == "" || strings.ContainsAny(p, " \t") {
 			return
 		}

@@ -110,13 +110,7 @@ func TestHint(t *testing.T) {
 	proxied.Network = NetworkProxy
 	denying := ws
 	denying.Hide = []string{"/h/.ssh"}
-	f, err := os.CreateTemp("/tmp", "hint-*")
-	if err != nil {
-		t.Skip("no /tmp:", err)
-	}
-	f.Close()
-	defer os.Remove(f.Name())
-	hostTmp := f.Name()
+	inTmp := Confinement{Mode: ModeReadOnly, Enforced: []Mechanism{UserNS}, Dir: "/tmp/ro"}
 	for _, tc := range []struct {
 		c      Confinement
 		output string
@@ -129,13 +123,16 @@ func TestHint(t *testing.T) {
 		{ws, "error: could not write config file /w/.git/config: Device or resource busy", "/w/.git/config is read-only in the sandbox"},
 		{ws, "curl: (6) Could not resolve host: example.com", "network is off"},
 		{ws, "all good", ""},
-		// What the sandbox hides: a denied path, a host's /tmp path that is there (this test's own file).
-		{denying, "cat: /h/.ssh/id_ed25519: No such file or directory", "/h/.ssh is hidden in the sandbox (sandbox.denyRead)"},
-		{ws, "cat: " + hostTmp + ": No such file or directory", hostTmp + " is on the host but not in the sandbox"},
-		{ws, "cat: /tmp/agentbash-no-such-file-here: No such file or directory", ""},
+		// What the sandbox hides: a denied path, a path in the private /tmp or /dev/shm, never one the host's
+		// is bound at (a working directory under /tmp, read-only), and never by what the host has there.
+		{denying, "cat: /h/.ssh/id_ed25519: No such file or directory", "/h/.ssh is hidden in the sandbox (sandbox.denyRead"},
+		{ws, "cat: /tmp/x/y: No such file or directory", "/tmp/x/y is in the sandbox's private /tmp"},
+		{ws, "cat: /dev/shm/z: No such file or directory", "private /dev/shm"},
 		{ws, "ls: cannot access '/w/x': No such file or directory", ""},
+		{ws, "cat: ./tmp/x: No such file or directory", ""}, // /w/sub/tmp/x, not the host's /tmp
+		{inTmp, "mv: cannot move 'build.sh' to 'nodir/x': No such file or directory", ""},
 		{Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOn, Dir: "/w", Writable: []string{"/w"}},
-			"cat: " + hostTmp + ": No such file or directory", ""},
+			"cat: /tmp/x: No such file or directory", ""},
 		{Confinement{Mode: ModeReadOnly, Dir: "/w"}, "touch: cannot touch 'x': Read-only file system", "the sandbox is read-only"},
 		{Confinement{Mode: ModeWorkspaceWrite, Network: NetworkOn, Dir: "/w", Writable: []string{"/w"}},
 			"curl: (6) Could not resolve host: example.com", ""},

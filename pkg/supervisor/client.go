@@ -356,6 +356,7 @@ type Attached struct {
 	p       *child
 	home    *Pool // gets the supervisor back when reusable; nil when reuse was not offered
 	pid     int   // the shell's
+	quiet   bool  // the start was quiet: the shell's start is not reported (pid stays 0)
 	live    func(run.LiveText)
 	stop    func() bool // ends the cancel watch
 	closeIn func()      // ends the stdin copy, if any
@@ -477,6 +478,7 @@ func (p *child) start(ctx context.Context, spec run.Spec, s run.Streams, home *P
 		}
 	})
 	if quiet {
+		rn.quiet = true
 		return rn, nil
 	}
 	for {
@@ -533,7 +535,10 @@ func (rn *Attached) next() (Event, error) {
 			if rn.dog.wedged() {
 				err = fmt.Errorf("%w; %s", err, wedgedText)
 			}
-			err = fmt.Errorf("%w; %s", p.died(err), orphansText)
+			err = p.died(err)
+			if rn.pid > 0 || rn.quiet { // the shell started, or may have
+				err = fmt.Errorf("%w; %s", err, orphansText)
+			}
 			rn.end(false)
 			return Event{}, err
 		}
@@ -780,7 +785,8 @@ type socketClosed struct{}
 func (socketClosed) Error() string { return "its socket closed before the run's end" }
 func (socketClosed) Unwrap() error { return io.EOF }
 
-// orphansText ends the error of a run whose supervisor ended without a result once its command started:
+// orphansText ends the error of a run whose supervisor ended without a result once its command started (or,
+// a quiet start, may have):
 // the shell dies with its supervisor (its parent-death signal), but what the shell started does not, and
 // nobody is left to end it (docs/architecture.md, "The supervisor itself SIGKILLed").
 const orphansText = "processes the command started may still be running"
