@@ -35,7 +35,9 @@ func TestWorkersAreReused(t *testing.T) {
 		l.wg.Wait()
 		settled(t, func() bool { return l.waiting.Load() == 1 })
 	}
-	if n := runtime.NumGoroutine(); n != before+1 {
+	// At most: a goroutine an earlier test left may end meanwhile (the race detector's runs are slow
+	// enough for it), never one more start.
+	if n := runtime.NumGoroutine(); n > before+1 {
 		t.Fatalf("%d goroutines after 20 calls one after the other, want %d (one waiting)", n, before+1)
 	}
 	for range 3 * maxIdleWorkers {
@@ -48,5 +50,5 @@ func TestWorkersAreReused(t *testing.T) {
 		t.Fatalf("%d workers wait, want at most %d", w, maxIdleWorkers)
 	}
 	close(l.stop)
-	settled(t, func() bool { return runtime.NumGoroutine() == before && l.waiting.Load() == 0 })
+	settled(t, func() bool { return runtime.NumGoroutine() <= before && l.waiting.Load() == 0 })
 }
