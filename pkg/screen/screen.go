@@ -226,7 +226,7 @@ func (t *Terminal) feedLoop() {
 	defer close(t.done)
 	for {
 		t.mu.Lock()
-		for len(t.q) == t.head && !t.reset && !t.closed {
+		for len(t.q) == t.head && !t.closed {
 			t.wake.Wait()
 		}
 		for len(t.q)-t.head > snapshotPending && !t.closed {
@@ -264,13 +264,18 @@ func (t *Terminal) waitQuiet() {
 }
 
 // step feeds the emulator the next chunk of the queue, starting it again first when the queue was cut, and
-// reports whether there was anything to do. With until ≥ 0 it takes nothing past that many bytes ever
-// taken (a catch-up's end). emuMu held.
+// reports whether it fed anything. With until ≥ 0 it takes nothing past that many bytes ever taken (a
+// catch-up's end). A cut's restart waits for bytes to feed after it: a screen is never emptied for nothing
+// (a cut that overtook a catch-up leaves the screen as it was, approximate). emuMu held.
 func (t *Terminal) step(until int64) bool {
 	t.mu.Lock()
 	n := min(len(t.q)-t.head, feedChunk)
 	if until >= 0 {
 		n = int(min(int64(n), max(until-t.taken, 0)))
+	}
+	if n == 0 {
+		t.mu.Unlock()
+		return false
 	}
 	reset := t.reset
 	t.reset = false
@@ -287,15 +292,18 @@ func (t *Terminal) step(until int64) bool {
 	if reset {
 		t.emu.Reset()
 	}
-	if n > 0 && !t.emu.Write(t.chunk[:n]) {
+	if !t.emu.Write(t.chunk[:n]) {
 		t.failed()
 	}
-	return reset || n > 0
+	return true
 }
 
 // catchUp feeds the emulator what was written before it, on the caller's goroutine: at most
 // snapshotPending bytes, after cutting the queue when more wait, and for at most t.budget, after which
-// what still waits is cut to its newest tailBytes, which are fed. emuMu held.
+// what still waits is cut to its newest tailBytes, which are fed. A cut made meanwhile (by Write or the
+// feeding goroutine: a flood) takes away what it was to feed and starts the emulator again: it then feeds
+// the newest tailBytes instead, at most maxReaims times, so the screen shows the flood rather than
+// nothing. emuMu held.
 func (t *Terminal) catchUp() {
 	t.mu.Lock()
 	if len(t.q)-t.head > snapshotPending {
@@ -304,21 +312,30 @@ func (t *Terminal) catchUp() {
 	until := t.queued
 	t.mu.Unlock()
 	deadline := time.Now().Add(t.budget)
-	for t.step(until) {
-		if time.Now().Before(deadline) {
-			continue
-		}
+	late, reaims := false, 0
+	for {
 		t.mu.Lock()
-		if len(t.q)-t.head > tailBytes {
-			t.cut(nil, tailBytes)
+		overtaken := t.reset && t.taken > until && reaims < maxReaims
+		if overtaken || !late && !time.Now().Before(deadline) {
+			if len(t.q)-t.head > tailBytes {
+				t.cut(nil, tailBytes)
+			}
 			until = t.queued
+			if overtaken {
+				reaims++
+			} else {
+				late = true // tailBytes at most from here, whatever they cost
+			}
 		}
 		t.mu.Unlock()
-		for t.step(until) { // tailBytes at most, whatever they cost
+		if !t.step(until) {
+			return
 		}
-		return
 	}
 }
+
+// maxReaims bounds how often one catch-up starts again from the newest bytes after a cut overtook it.
+const maxReaims = 3
 
 // Snapshot returns the screen after everything written so far: it first feeds the emulator what waits
 // (when more than 256 KiB waits, the newest 64 KiB after a restart, as in Write), so it returns within

@@ -449,3 +449,41 @@ func TestQueryAfterAFlood(t *testing.T) {
 		t.Errorf("screen %+v", s)
 	}
 }
+
+// TestSnapshotDuringAFlood: a Snapshot read while a flood goes on shows the flood, not a blank screen. A
+// cut by Write (or by the feeding goroutine) during the Snapshot's catch-up used to drop what it was to
+// feed and leave the emulator reset with nothing fed: most screens read during `yes` were blank (20 of
+// 20 here).
+func TestSnapshotDuringAFlood(t *testing.T) {
+	term := New(80, 24, nil)
+	defer term.Close()
+	chunk := bytes.Repeat([]byte("y\r\n"), 16<<10/3)
+	stop := make(chan struct{})
+	flooding := make(chan struct{})
+	term.Write(chunk) // the flood has begun before the first read
+	go func() {
+		defer close(flooding)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				term.Write(chunk)
+				time.Sleep(time.Millisecond) // about 16 MB/s: faster than a pseudo-terminal passes `yes`
+			}
+		}
+	}()
+	blank := 0
+	for range 20 {
+		if s := term.Snapshot(); !strings.HasPrefix(s.Text, "y\ny\n") {
+			t.Logf("screen %q, approximate %v", s.Text[:min(len(s.Text), 20)], s.Approximate)
+			blank++
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	<-flooding
+	if blank > 0 {
+		t.Errorf("%d of 20 screens read during a flood did not show it", blank)
+	}
+}
