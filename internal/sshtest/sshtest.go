@@ -9,7 +9,6 @@
 package sshtest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -18,10 +17,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbash/agentbash/internal/syncbuf"
 )
 
 // Sshd is where Debian's openssh-server puts the server.
@@ -59,22 +59,7 @@ type Server struct {
 }
 
 // logBuffer is sshd's log, written by the copying goroutine and read by the test.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer = syncbuf.Buffer
 
 // Available says why sshd cannot run here ("" when it can): t.Skip with it, or t.Fatal under CI (env CI
 // set), where .ci/run installs openssh-server.

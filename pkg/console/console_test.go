@@ -9,10 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentbash/agentbash/internal/syncbuf"
 )
 
 func TestOptionsCheck(t *testing.T) {
@@ -124,7 +125,7 @@ func TestTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Started()
-	var seen lockedBuffer
+	var seen syncbuf.Buffer
 	read := make(chan struct{})
 	go func() { _, _ = io.Copy(&seen, out); close(read) }() // ends with EIO once the shell is gone
 	waitFor(t, &seen, "21 77")
@@ -154,26 +155,8 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a buffer one goroutine writes while another reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // waitFor polls what a reader collects until it holds want (bounded: a hang fails, it is no timing check).
-func waitFor(t *testing.T, b *lockedBuffer, want string) {
+func waitFor(t *testing.T, b *syncbuf.Buffer, want string) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if strings.Contains(b.String(), want) {

@@ -17,25 +17,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentbash/agentbash/internal/syncbuf"
 )
 
 // buffer is a goroutine-safe output collector.
-type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
+type buffer = syncbuf.Buffer
 
 // job is a Spec with its Streams, as the tests build them.
 type job struct {
@@ -353,7 +340,7 @@ func TestRunStdinDefaultsToDevNull(t *testing.T) {
 	}
 	s := spec(t, `cat`, &out)
 	s.Stdin = strings.NewReader("given\n")
-	out.b.Reset()
+	out = buffer{}
 	if _, err := loop(context.Background(), s); err != nil || out.String() != "given\n" {
 		t.Errorf("stdin not passed: %v %q", err, out.String())
 	}
