@@ -78,9 +78,7 @@ func (t taskOps) Wait(ctx context.Context, id string, timeout time.Duration) (re
 	for {
 		step := waitStep
 		if timeout > 0 {
-			// Past the deadline, one look: 0 would be the store's "no limit" (a watcher's 1 ns poll of a
-			// running task blocked until it ended, and every task_done behind it waited too).
-			step = min(step, max(time.Nanosecond, time.Until(deadline)))
+			step = min(step, max(0, time.Until(deadline))) // past the deadline: one look
 		}
 		rec, err := store.Wait(id, step)
 		if err != nil {

@@ -240,20 +240,17 @@ func (s Store) MarkRead(id, reader string, off int64) error {
 	return s.setOffset(id, reader, off)
 }
 
-// Wait polls task id's record until the task ended or timeout passed (timeout <= 0: no limit), and
-// returns the last record read.
+// Wait polls task id's record until the task ended or timeout passed (timeout <= 0: it looks once, as
+// ReadOutputTo's wait does; a caller that waits with no limit loops on it), and returns the last record
+// read.
 func (s Store) Wait(id string, timeout time.Duration) (Record, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		rec, err := s.Load(id)
-		if err != nil || !rec.Running() || (timeout > 0 && !time.Now().Before(deadline)) {
+		if err != nil || !rec.Running() || !time.Now().Before(deadline) {
 			return rec, err
 		}
-		step := PollInterval
-		if timeout > 0 {
-			step = min(step, time.Until(deadline))
-		}
-		time.Sleep(step)
+		time.Sleep(min(PollInterval, time.Until(deadline)))
 	}
 }
 
